@@ -1,0 +1,28 @@
+# The two commands a newcomer needs: `make serve` and `make test` (see README.md).
+PYTHON ?= python3
+VENV ?= .venv
+PORT ?= 8080
+DATA_DIR ?= .galaxy
+DATABASE_URL ?=
+PYTEST_ARGS ?=
+INSTALLED := $(VENV)/.installed
+
+.PHONY: install serve test clean-data
+
+# Reinstalled whenever the pins or the package metadata change.
+$(INSTALLED): setup.cfg pyproject.toml constraints.txt
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[galaxy,test]'
+	@touch $@
+
+install: $(INSTALLED)
+
+serve: $(INSTALLED)
+	$(VENV)/bin/python -m galaxy_mcp_analysis.serve --data-dir "$(DATA_DIR)" --port "$(PORT)" \
+		$(if $(DATABASE_URL),--database-url "$(DATABASE_URL)")
+
+test: $(INSTALLED)
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+clean-data:
+	rm -rf "$(DATA_DIR)"

@@ -1,0 +1,156 @@
+"""The one helper that turns an operation into an MCP tool, and the tool table.
+
+A tool is declared once, as a typed function whose first parameter is the
+caller's operations manager::
+
+    @analysis_tool(title="Read dataset content", read_only=True)
+    def peek_dataset_content(ops, dataset_id: Annotated[str, Field(...)], ...) -> dict:
+        \"\"\"Description shown to agents.\"\"\"
+        return ops.read_dataset_range(...)
+
+``register_analysis_tools`` replaces ``ops`` with the ``api_key`` parameter every
+Galaxy MCP tool takes, resolves the key to that user's AnalysisOperationsManager,
+and runs the body under the one error mapping (errors.coded_errors).
+"""
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import (
+    Annotated,
+    Any,
+)
+
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from galaxy_mcp_analysis.errors import (
+    AnalysisError,
+    coded_errors,
+    ErrorCode,
+)
+
+API_KEY_DESCRIPTION = "Galaxy API key of the user to act as (User -> Preferences -> Manage API Key)."
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    function: Callable[..., Any]
+    annotations: ToolAnnotations
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+
+#: Every tool the patch set adds, in registration order.
+TOOL_SPECS: list[ToolSpec] = []
+
+
+def analysis_tool(
+    *,
+    title: str,
+    read_only: bool,
+    destructive: bool = False,
+    idempotent: bool = False,
+    open_world: bool = False,
+):
+    """Declare an MCP tool; its MCP annotations are stated here, next to the code they describe."""
+
+    def declare(function):
+        TOOL_SPECS.append(
+            ToolSpec(
+                function,
+                ToolAnnotations(
+                    title=title,
+                    readOnlyHint=read_only,
+                    destructiveHint=destructive,
+                    idempotentHint=idempotent,
+                    openWorldHint=open_world,
+                ),
+            )
+        )
+        return function
+
+    return declare
+
+
+def operations_for(gx_app, api_key: str):
+    """The caller's operations manager, built the way Galaxy's own MCP tools build theirs."""
+    from galaxy.managers.users import UserManager
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+    from galaxy.work.context import SessionRequestContext
+
+    from galaxy_mcp_analysis.operations import AnalysisOperationsManager
+
+    if not api_key:
+        raise AnalysisError(
+            ErrorCode.AUTHENTICATION_ERROR,
+            "No API key was given.",
+            "Pass api_key (User -> Preferences -> Manage API Key in Galaxy).",
+        )
+    user = gx_app[UserManager].by_api_key(api_key=api_key)
+    if user is None or getattr(user, "bootstrap_admin_user", False):
+        raise AnalysisError(
+            ErrorCode.AUTHENTICATION_ERROR,
+            "This API key does not belong to a Galaxy user account.",
+            "Use a user's API key; the bootstrap admin key cannot own histories or datasets.",
+        )
+    base_url = gx_app.config.galaxy_infrastructure_url
+    trans = SessionRequestContext(
+        app=gx_app,
+        user=user,
+        url_builder=galaxy_mcp.get_mcp_url_builder(base_url),
+        request=galaxy_mcp._StaticRequest(base_url),
+        response=galaxy_mcp._StaticResponse(),
+    )
+    return AnalysisOperationsManager(app=gx_app, trans=trans)
+
+
+def _as_mcp_function(spec: ToolSpec, gx_app) -> Callable[..., Any]:
+    """``spec.function`` with ``ops`` swapped for ``api_key``, keeping every other parameter's schema."""
+    signature = inspect.signature(spec.function)
+    parameters = list(signature.parameters.values())[1:]
+    api_key = inspect.Parameter(
+        "api_key",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Annotated[str, Field(description=API_KEY_DESCRIPTION)],
+    )
+    keyword_only = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in parameters]
+    # Required parameters first so the signature stays valid with api_key among them.
+    ordered = [p for p in keyword_only if p.default is inspect.Parameter.empty] + [api_key]
+    ordered += [p for p in keyword_only if p.default is not inspect.Parameter.empty]
+
+    @functools.wraps(spec.function)
+    def tool(*, api_key: str, **arguments):
+        with coded_errors(spec.name):
+            return spec.function(operations_for(gx_app, api_key), **arguments)
+
+    del tool.__wrapped__  # FastMCP must read the signature below, not the operation's.
+    tool.__signature__ = signature.replace(parameters=ordered)
+    tool.__annotations__ = {p.name: p.annotation for p in ordered} | {"return": signature.return_annotation}
+    return tool
+
+
+def register_analysis_tools(mcp, gx_app) -> list[str]:
+    """Add every declared tool to Galaxy's FastMCP instance (the one serving /api/mcp)."""
+    from fastmcp.server.transforms.tool_transform import ToolTransform
+    from fastmcp.tools.tool_transform import ToolTransformConfig
+
+    from galaxy_mcp_analysis.tools import STOCK_DESCRIPTIONS
+
+    mcp.add_transform(
+        ToolTransform(
+            {name: ToolTransformConfig(description=inspect.cleandoc(text)) for name, text in STOCK_DESCRIPTIONS.items()}
+        )
+    )
+    for spec in TOOL_SPECS:
+        mcp.tool(
+            _as_mcp_function(spec, gx_app),
+            name=spec.name,
+            title=spec.annotations.title,
+            description=inspect.cleandoc(spec.function.__doc__),
+            annotations=spec.annotations,
+        )
+    return [spec.name for spec in TOOL_SPECS]

@@ -1,0 +1,86 @@
+"""Self-checks and apply functions of the registry's patches (see registry.PATCHES).
+
+Each check inspects the Galaxy object a patch relies on, without changing it, and
+names what moved if the shape is not the one verified on Galaxy 26.1.2.
+"""
+
+import functools
+import inspect
+import types
+
+from galaxy_mcp_analysis.settings import Settings
+
+_WRAPPED_MARK = "__galaxy_mcp_analysis_wrapped__"
+
+
+def _nested_code_names(code: types.CodeType) -> set[str]:
+    """Global names used by a function and every function nested inside it."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _nested_code_names(const)
+    return names
+
+
+def check_operations_manager() -> str | None:
+    from galaxy.agents.operations import AgentOperationsManager
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+
+    from galaxy_mcp_analysis.operations import AnalysisOperationsManager
+
+    current = getattr(galaxy_mcp, "AgentOperationsManager", None)
+    if current not in (AgentOperationsManager, AnalysisOperationsManager):
+        return "the MCP module no longer binds AgentOperationsManager from galaxy.agents.operations"
+    if "AgentOperationsManager" not in _nested_code_names(inspect.unwrap(galaxy_mcp.get_mcp_app).__code__):
+        return "get_mcp_app no longer builds its operations manager through the module-level name"
+    return None
+
+
+def apply_operations_manager(settings: Settings) -> None:
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+
+    from galaxy_mcp_analysis.operations import AnalysisOperationsManager
+
+    AnalysisOperationsManager.settings = settings
+    galaxy_mcp.AgentOperationsManager = AnalysisOperationsManager
+
+
+def check_mcp_tools() -> str | None:
+    from fastmcp import FastMCP
+    from galaxy.webapps.galaxy import fast_app
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+
+    called = getattr(fast_app, "get_mcp_app", None)
+    if called is None or not (called is galaxy_mcp.get_mcp_app or getattr(called, _WRAPPED_MARK, False)):
+        return "fast_app no longer builds the MCP app with galaxy.webapps.galaxy.api.mcp.get_mcp_app"
+    if "get_mcp_app" not in fast_app.get_mcp_lifespan.__code__.co_names:
+        return "get_mcp_lifespan no longer calls get_mcp_app"
+    # The request context our tools build reuses these helpers of Galaxy's MCP module.
+    for name in ("_StaticRequest", "_StaticResponse", "get_mcp_url_builder"):
+        if not hasattr(galaxy_mcp, name):
+            return f"galaxy.webapps.galaxy.api.mcp.{name} is gone"
+    if not callable(getattr(FastMCP, "add_tool", None)):
+        return "FastMCP.add_tool is gone"
+    return None
+
+
+def apply_mcp_tools(settings: Settings) -> None:
+    from galaxy.webapps.galaxy import fast_app
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+
+    from galaxy_mcp_analysis.mcp_tools import register_analysis_tools
+
+    original = galaxy_mcp.get_mcp_app
+    if getattr(fast_app.get_mcp_app, _WRAPPED_MARK, False):
+        return
+
+    @functools.wraps(original)
+    def get_mcp_app(gx_app):
+        mcp_app = original(gx_app)
+        register_analysis_tools(mcp_app.state.mcp_server, gx_app)
+        return mcp_app
+
+    setattr(get_mcp_app, _WRAPPED_MARK, True)
+    # fast_app imported the function by name, so its reference is the one Galaxy calls.
+    fast_app.get_mcp_app = get_mcp_app
+    galaxy_mcp.get_mcp_app = get_mcp_app
