@@ -1,0 +1,98 @@
+"""The Galaxy configuration ``make serve`` and the tests run: written into DATA_DIR.
+
+One local job runner, in-process Celery on an in-memory broker (uploads and
+metadata in about a second instead of a Galaxy-importing subprocess each), and a
+toolbox of Galaxy's bundled text and collection-operation tools.
+"""
+
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import yaml
+
+MCP_PATH = "/api/mcp"
+ADMIN_EMAIL = "admin@example.org"
+
+#: Bundled text tools (path under galaxy/tools/bundled) the analysis examples and tests use.
+TEXT_TOOLS = (
+    "filters/catWrapper.xml",  # cat1
+    "filters/cutWrapper.xml",  # Cut1
+    "filters/sorter.xml",  # sort1
+    "filters/headWrapper.xml",  # Show beginning1
+    "filters/tailWrapper.xml",  # Show tail1
+    "filters/grep.xml",  # Grep1
+    "filters/wc_gnu.xml",  # wc_gnu
+    "filters/changeCase.xml",  # ChangeCase
+    "filters/remove_beginning.xml",  # Remove beginning1
+    "filters/pasteWrapper.xml",  # Paste1
+)
+#: Files in galaxy/tools that are not collection-operation tools.
+NOT_COLLECTION_TOOLS = {"data_fetch.xml", "model_operation_macros.xml"}
+
+
+def toolbox_xml() -> str:
+    import galaxy.tools
+
+    tools_dir = Path(galaxy.tools.__file__).parent
+    text = "\n".join(f"    <tool file={quoteattr(str(tools_dir / 'bundled' / f))}/>" for f in TEXT_TOOLS)
+    operations = "\n".join(
+        f"    <tool file={quoteattr(str(path))}/>"
+        for path in sorted(tools_dir.glob("*.xml"))
+        if path.name not in NOT_COLLECTION_TOOLS
+    )
+    return (
+        "<?xml version='1.0'?>\n<toolbox monitor='false'>\n"
+        f"  <section id='text' name='Text manipulation'>\n{text}\n  </section>\n"
+        f"  <section id='collection_operations' name='Collection operations'>\n{operations}\n  </section>\n"
+        "</toolbox>\n"
+    )
+
+
+def galaxy_settings(
+    data_dir: Path, *, galaxy_url: str, id_secret: str, admin_api_key: str, database_url: str | None
+) -> dict:
+    database = database_url or f"sqlite:///{data_dir / 'universe.sqlite'}?isolation_level=IMMEDIATE"
+    return {
+        "database_connection": database,
+        "database_auto_migrate": True,
+        "data_dir": str(data_dir),
+        "file_path": str(data_dir / "objects"),
+        "new_file_path": str(data_dir / "tmp"),
+        "job_working_directory": str(data_dir / "jobs"),
+        "tool_dependency_dir": str(data_dir / "dependencies"),
+        "tool_config_file": str(data_dir / "tool_conf.xml"),
+        # An empty table file: Galaxy's sample tables would trigger downloads.
+        "tool_data_table_config_path": str(data_dir / "tool_data_table_conf.xml"),
+        "admin_users": ADMIN_EMAIL,
+        "bootstrap_admin_api_key": admin_api_key,
+        "id_secret": id_secret,
+        "galaxy_infrastructure_url": galaxy_url,
+        "enable_mcp_server": True,
+        "mcp_server_path": MCP_PATH,
+        "conda_auto_init": False,
+        "conda_auto_install": False,
+        "involucro_auto_init": False,
+        "watch_tools": "false",
+        "allow_user_creation": True,
+        "log_level": "INFO",
+        # URL uploads from a test HTTP server on loopback are refused otherwise.
+        "fetch_url_allowlist": ["127.0.0.0/24"],
+        "enable_celery_tasks": True,
+        "metadata_strategy": "directory_celery",
+        "celery_conf": {"broker_url": "memory://", "result_backend": "rpc://localhost"},
+        "job_config": {
+            "runners": {"local": {"load": "galaxy.jobs.runners.local:LocalJobRunner", "workers": 4}},
+            "execution": {"default": "local", "environments": {"local": {"runner": "local"}}},
+        },
+    }
+
+
+def write(data_dir: Path, **settings) -> Path:
+    """Write galaxy.yml and its companion files; returns the galaxy.yml path."""
+    for sub in ("objects", "tmp", "jobs", "dependencies"):
+        (data_dir / sub).mkdir(exist_ok=True)
+    (data_dir / "tool_conf.xml").write_text(toolbox_xml())
+    (data_dir / "tool_data_table_conf.xml").write_text("<tables></tables>\n")
+    config_file = data_dir / "galaxy.yml"
+    config_file.write_text(yaml.safe_dump({"galaxy": galaxy_settings(data_dir, **settings)}, sort_keys=False))
+    return config_file

@@ -1,0 +1,236 @@
+"""Serve a local Galaxy 26.1 with the patch set on: ``make serve`` and the test harness.
+
+    python -m galaxy_mcp_analysis.serve --data-dir .galaxy --port 8080
+
+Writes ``galaxy.yml`` and a toolbox into the data dir, builds Galaxy through the
+patch set's app factory, runs Celery in-process (in-memory broker, one thread) so
+jobs finish in seconds, creates a demo user and key on first run, writes
+``server.json`` and stays in the foreground until SIGINT/SIGTERM.
+Everything runs under ``if __name__ == "__main__"``: Galaxy's Celery forkserver
+re-imports ``__main__``.
+"""
+
+import argparse
+import errno
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from galaxy_mcp_analysis import galaxy_config
+
+log = logging.getLogger("galaxy_mcp_analysis.serve")
+
+DEMO_EMAIL = "demo@example.org"
+DEMO_USERNAME = "demo"
+READY_TIMEOUT_SECONDS = 300
+
+
+class LaunchError(Exception):
+    """A problem the person running ``make serve`` can fix; printed as one line."""
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="galaxy_mcp_analysis.serve", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default=os.environ.get("DATA_DIR", ".galaxy"), type=Path)
+    parser.add_argument("--port", default=int(os.environ.get("PORT", "8080")), type=int)
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None)
+    parser.add_argument(
+        "--no-patches", action="store_true", help="serve stock Galaxy (the patch set switched off), for comparison"
+    )
+    return parser.parse_args(argv)
+
+
+HOST = "127.0.0.1"
+
+
+def prepare_data_dir(data_dir: Path) -> Path:
+    data_dir = data_dir.resolve()
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise LaunchError(f"DATA_DIR {data_dir} is not writable ({e.strerror}); choose another DATA_DIR.") from None
+    return data_dir
+
+
+def check_port_free(port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((HOST, port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise LaunchError(f"port {port} on {HOST} is already in use; run with PORT=<another port>.") from None
+            raise LaunchError(f"cannot listen on {HOST}:{port} ({e.strerror}).") from None
+
+
+def load_secrets(data_dir: Path) -> dict:
+    """Secrets that must survive restarts (ids, keys) live next to the data they protect."""
+    path = data_dir / "secrets.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    stored.setdefault("id_secret", secrets.token_hex(16))
+    stored.setdefault("admin_api_key", secrets.token_hex(16))
+    save_secrets(data_dir, stored)
+    return stored
+
+
+def save_secrets(data_dir: Path, stored: dict) -> None:
+    path = data_dir / "secrets.json"
+    path.write_text(json.dumps(stored, indent=2))
+    path.chmod(0o600)
+
+
+def _request(url: str, api_key: str, payload: dict | None = None) -> dict:
+    data = json.dumps(payload).encode() if payload is not None else None
+    request = urllib.request.Request(url, data=data, headers={"x-api-key": api_key, "content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def wait_until_ready(galaxy_url: str, stop: threading.Event) -> bool:
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while time.monotonic() < deadline and not stop.is_set():
+        try:
+            with urllib.request.urlopen(f"{galaxy_url}/api/version", timeout=5):
+                return True
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.5)
+    return False
+
+
+def ensure_demo_user(galaxy_url: str, data_dir: Path, stored: dict) -> str:
+    """The demo user's API key; created through Galaxy's REST API on the first run."""
+    admin_key = stored["admin_api_key"]
+    if key := stored.get("demo_api_key"):
+        return key
+    users = _request(f"{galaxy_url}/api/users?f_email={DEMO_EMAIL}", admin_key)
+    if users:
+        user_id = users[0]["id"]
+    else:
+        user = _request(
+            f"{galaxy_url}/api/users",
+            admin_key,
+            {"username": DEMO_USERNAME, "email": DEMO_EMAIL, "password": secrets.token_urlsafe(12)},
+        )
+        user_id = user["id"]
+    key = _request(f"{galaxy_url}/api/users/{user_id}/api_key", admin_key, {})
+    stored["demo_api_key"] = key
+    save_secrets(data_dir, stored)
+    return key
+
+
+def announce(data_dir: Path, galaxy_url: str, api_key: str, admin_api_key: str, mcp_path: str) -> None:
+    info = {
+        "galaxy_url": galaxy_url,
+        "mcp_url": f"{galaxy_url}{mcp_path}",
+        "api_key": api_key,
+        "admin_api_key": admin_api_key,
+    }
+    target = data_dir / "server.json"
+    partial = target.with_suffix(".json.tmp")
+    partial.write_text(json.dumps(info, indent=2))
+    partial.chmod(0o600)
+    partial.replace(target)  # readers never see a half-written file
+    print(
+        f"\nGalaxy {galaxy_url}\nMCP    {info['mcp_url']}\nAPI key {api_key}\n(also in {target}; Ctrl-C stops)\n",
+        flush=True,
+    )
+
+
+def start_celery_worker():
+    """Celery worker thread in this process: uploads and metadata without a broker service."""
+    from celery.contrib.testing.worker import start_worker
+    from galaxy.celery import celery_app
+
+    controller = start_worker(
+        celery_app,
+        pool="solo",
+        concurrency=1,
+        queues=("galaxy.internal", "galaxy.external"),
+        perform_ping_check=False,
+        shutdown_timeout=10,
+        loglevel="WARNING",
+    )
+    controller.__enter__()
+    return controller
+
+
+def run(args: argparse.Namespace) -> int:
+    data_dir = prepare_data_dir(args.data_dir)
+    check_port_free(args.port)
+    stored = load_secrets(data_dir)
+    galaxy_url = f"http://{HOST}:{args.port}"
+    config_file = galaxy_config.write(
+        data_dir,
+        galaxy_url=galaxy_url,
+        id_secret=stored["id_secret"],
+        admin_api_key=stored["admin_api_key"],
+        database_url=args.database_url,
+    )
+    os.environ["GALAXY_CONFIG_FILE"] = str(config_file)
+
+    import uvicorn
+
+    if args.no_patches:
+        from galaxy.webapps.galaxy.fast_factory import factory
+    else:
+        from galaxy_mcp_analysis.fast_factory import factory
+    app = factory()
+    celery_worker = start_celery_worker()
+
+    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=args.port, log_level="warning", lifespan="on"))
+    stop = threading.Event()
+
+    def provision():
+        if not wait_until_ready(galaxy_url, stop):
+            return
+        try:
+            api_key = ensure_demo_user(galaxy_url, data_dir, stored)
+        except (urllib.error.URLError, KeyError, ValueError) as e:
+            log.error("could not create the demo user: %s", e)
+            server.should_exit = True
+            return
+        announce(data_dir, galaxy_url, api_key, stored["admin_api_key"], galaxy_config.MCP_PATH)
+
+    threading.Thread(target=provision, name="provision-demo-user", daemon=True).start()
+    # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal with the handler it
+    # found installed. SIGTERM's default would kill the process before the clean-up
+    # below and Galaxy's atexit shutdown, so it is made a SystemExit first.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        server.run()
+    finally:
+        stop.set()
+        (data_dir / "server.json").unlink(missing_ok=True)
+        celery_worker.__exit__(None, None, None)
+    return 0
+
+
+def _exit_on_signal(signum, frame):
+    raise SystemExit(0)
+
+
+def main(argv=None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except LaunchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has already drained
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

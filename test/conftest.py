@@ -1,0 +1,124 @@
+"""Fixtures shared by the suite: one launched Galaxy per session, MCP clients, users."""
+
+import http.server
+import itertools
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from galaxy_mcp_analysis.testing import (
+    create_user,
+    LaunchedGalaxy,
+    McpClient,
+    rest,
+)
+
+#: The 37 tools Galaxy 26.1.2's own MCP server registers.
+STOCK_TOOLS = frozenset(
+    """
+    connect search_tools get_tool_details list_histories run_tool get_job_status create_history
+    get_history_details get_history_contents get_dataset_details get_collection_details
+    upload_file_from_url list_workflows get_workflow_details invoke_workflow get_invocations
+    get_invocation_details cancel_workflow_invocation get_tool_panel get_tool_run_examples
+    get_tool_citations search_tools_by_keywords list_history_ids get_job_details download_dataset
+    get_server_info get_user list_user_tools create_user_tool recommend_biocontainer delete_user_tool
+    run_user_tool list_file_source_templates list_user_file_sources search_iwc_workflows
+    get_iwc_workflow_details import_workflow_from_iwc
+    """.split()
+)
+assert len(STOCK_TOOLS) == 37
+
+_usernames = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def galaxy(tmp_path_factory):
+    """The session's Galaxy, started by the same launcher as `make serve`."""
+    server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mcp(galaxy):
+    with McpClient(galaxy.mcp_url) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def api_key(galaxy):
+    return galaxy.api_key
+
+
+@pytest.fixture(scope="session")
+def other_user_key(galaxy):
+    """A second regular user: must never reach the first user's private items."""
+    return create_user(galaxy.galaxy_url, galaxy.admin_api_key, f"other{os.getpid()}{next(_usernames)}")
+
+
+@pytest.fixture
+def history_id(mcp, api_key, request):
+    return mcp.call_ok("create_history", name=request.node.name[:200], api_key=api_key)["id"]
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if Path(str(item.fspath)).parent.name == "integration":
+            item.add_marker(pytest.mark.integration)
+
+
+# ---- Test data set-up through Galaxy's REST API (what an MCP test then reads back) ----
+
+TERMINAL_DATASET_STATES = {"ok", "error", "failed_metadata", "deferred", "discarded", "paused"}
+
+
+def wait_for_dataset(galaxy, api_key, dataset_id, timeout=120):
+    deadline = time.monotonic() + timeout
+    while True:
+        details = rest(galaxy.galaxy_url, f"/api/datasets/{dataset_id}", api_key)
+        if details["state"] in TERMINAL_DATASET_STATES:
+            return details
+        if time.monotonic() > deadline:
+            raise AssertionError(f"dataset {dataset_id} still {details['state']} after {timeout}s")
+        time.sleep(0.2)
+
+
+def fetch(galaxy, api_key, history_id, element, wait=True):
+    """Upload one element through /api/tools/fetch; returns the dataset's details."""
+    response = rest(
+        galaxy.galaxy_url,
+        "/api/tools/fetch",
+        api_key,
+        {"history_id": history_id, "targets": [{"destination": {"type": "hdas"}, "elements": [element]}]},
+    )
+    dataset_id = response["outputs"][0]["id"]
+    return wait_for_dataset(galaxy, api_key, dataset_id) if wait else {"id": dataset_id}
+
+
+@pytest.fixture(scope="session")
+def file_server(tmp_path_factory):
+    """Serves test files on loopback so Galaxy can fetch them by URL (binary and gzip included)."""
+    root = tmp_path_factory.mktemp("served")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def publish(name: str, data: bytes) -> str:
+        (root / name).write_bytes(data)
+        return f"http://127.0.0.1:{server.server_address[1]}/{name}"
+
+    yield publish
+    server.shutdown()
+    server.server_close()
