@@ -77,7 +77,7 @@ def to_tool_error(exc: BaseException, operation: str) -> ToolError:
         # Galaxy's MessageException texts are written for API users and carry no internals.
         return ToolError(format_error(_CODE_BY_STATUS[status], f"{operation}: {exc}"))
     correlation_id = uuid.uuid4().hex[:12]
-    log.exception("MCP tool %s failed unexpectedly [correlation id %s]", operation, correlation_id)
+    log.error("MCP tool %s failed unexpectedly [correlation id %s]", operation, correlation_id, exc_info=exc)
     return ToolError(
         format_error(
             ErrorCode.SYSTEM_ERROR,

@@ -144,6 +144,13 @@ def _build_registry() -> tuple[Patch, ...]:
             check=wiring.check_mcp_tools,
             apply=wiring.apply_mcp_tools,
         ),
+        Patch(
+            id="mcp-json-responses",
+            target="fastmcp.settings.json_response",
+            summary="/api/mcp answers tool calls with plain JSON bodies instead of one-event SSE streams.",
+            check=wiring.check_json_responses,
+            apply=wiring.apply_json_responses,
+        ),
     )
 
 

@@ -264,6 +264,13 @@ class McpAnalysisIntegrationMixin:
         config["mcp_server_path"] = "/api/mcp"
         config["tool_data_table_config_path"] = str(Path(cls._mcp_config_dir, "tool_data_table_conf.xml"))
         config["data_manager_config_file"] = None
+        config["involucro_auto_init"] = False  # it would download a binary: no network here
+
+    def setUp(self):
+        from galaxy_test.base.populators import DatasetPopulator
+
+        super().setUp()
+        self.dataset_populator = DatasetPopulator(self.galaxy_interactor)
 
     def mcp_client(self, **headers) -> McpClient:
         return McpClient(self.url.rstrip("/") + "/api/mcp", headers=headers or None)

@@ -84,3 +84,25 @@ def apply_mcp_tools(settings: Settings) -> None:
     # fast_app imported the function by name, so its reference is the one Galaxy calls.
     fast_app.get_mcp_app = get_mcp_app
     galaxy_mcp.get_mcp_app = get_mcp_app
+
+
+def check_json_responses() -> str | None:
+    import fastmcp
+    from fastmcp import FastMCP
+
+    if not hasattr(fastmcp.settings, "json_response"):
+        return "fastmcp.settings.json_response is gone"
+    parameter = inspect.signature(FastMCP.http_app).parameters.get("json_response")
+    if parameter is None or parameter.default is not None:
+        return "FastMCP.http_app no longer falls back to fastmcp.settings.json_response"
+    return None
+
+
+def apply_json_responses(settings: Settings) -> None:
+    import fastmcp
+
+    # Galaxy calls mcp.http_app() without json_response, so the setting decides. Plain
+    # JSON bodies have no per-event size limit (the mcp client refuses SSE events over
+    # 1 MiB, and a 1 MiB read is larger than that once serialized); Galaxy's MCP server
+    # is stateless and sends no mid-call notifications, so nothing is lost.
+    fastmcp.settings.json_response = True

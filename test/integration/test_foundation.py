@@ -1,0 +1,172 @@
+"""Foundation: the patch set is active in a real Galaxy 26.1 and reachable over /api/mcp."""
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import (
+    fetch,
+    STOCK_TOOLS,
+)
+from galaxy_mcp_analysis.mcp_tools import TOOL_SPECS
+from galaxy_mcp_analysis.registry import PATCHES
+from galaxy_mcp_analysis.testing import (
+    LaunchedGalaxy,
+    McpClient,
+    rest,
+)
+
+
+def patch_set_tools() -> set[str]:
+    import galaxy_mcp_analysis.tools  # noqa: F401  (declares TOOL_SPECS)
+
+    return {spec.name for spec in TOOL_SPECS}
+
+
+def test_tools_list_is_galaxys_37_plus_the_patch_sets(mcp):
+    names = [tool.name for tool in mcp.list_tools()]
+    assert len(names) == len(set(names))
+    assert set(names) == STOCK_TOOLS | patch_set_tools()
+    assert "peek_dataset_content" in names
+
+
+def test_connect_identifies_the_keys_user(mcp, api_key):
+    result = mcp.call_ok("connect", api_key=api_key)
+    assert result["connected"] is True
+    assert result["user"]["email"] == "demo@example.org"
+
+
+def test_startup_line_names_galaxy_version_and_every_patch(galaxy):
+    lines = [line for line in galaxy.log_text().splitlines() if "galaxy-mcp-analysis" in line and "active" in line]
+    assert len(lines) == 1, lines
+    patch_ids = ", ".join(patch.id for patch in PATCHES)
+    assert lines[0].endswith(f"active on Galaxy 26.1.2: patches applied: {patch_ids}")
+
+
+def test_stock_tools_run_through_the_analysis_operations_manager(mcp, api_key):
+    # get_server_info is one of Galaxy's own tools; the patch_set entry comes from our subclass.
+    info = mcp.call_ok("get_server_info", api_key=api_key)
+    assert info["patch_set"]["patches"] == [patch.id for patch in PATCHES]
+
+
+def test_a_bad_key_is_refused_by_new_tools(mcp):
+    error = mcp.call_error("peek_dataset_content", dataset_id="f2db41e1fa331b3e", api_key="not-a-key")
+    assert error.startswith("[AUTHENTICATION_ERROR] ")
+    assert "\nSuggestion: " in error
+
+
+def test_bootstrap_admin_key_cannot_act_as_a_user(mcp, galaxy):
+    error = mcp.call_error("peek_dataset_content", dataset_id="f2db41e1fa331b3e", api_key=galaxy.admin_api_key)
+    assert error.startswith("[AUTHENTICATION_ERROR] ")
+
+
+@pytest.fixture(scope="module")
+def stock_then_patched(tmp_path_factory):
+    """One data dir served first by stock Galaxy (switch off), then restarted with the patch set on."""
+    data_dir = tmp_path_factory.mktemp("switch") / "data"
+    observed = {}
+    with LaunchedGalaxy(data_dir, patches=False) as stock:
+        with McpClient(stock.mcp_url) as client:
+            observed["stock_tools"] = {tool.name for tool in client.list_tools()}
+            observed["stock_info"] = client.call_ok("get_server_info", api_key=stock.api_key)
+            observed["history"] = client.call_ok("create_history", name="kept across restarts", api_key=stock.api_key)
+        observed["stock_log"] = stock.log_text()
+        observed["stock_key"] = stock.api_key
+    observed["stock_exit"] = (stock.process.returncode, stock.leftover_processes)
+    observed["server_json_after_stop"] = (data_dir / "server.json").exists()
+    # A smaller read cap shows the option reaching a restarted server.
+    patched = LaunchedGalaxy(data_dir, env={"GALAXY_MCP_ANALYSIS_MAX_READ_BYTES": "4096"})
+    with patched:
+        with McpClient(patched.mcp_url) as client:
+            observed["patched_tools"] = {tool.name for tool in client.list_tools()}
+            observed["patched_key"] = patched.api_key
+            observed["history_after"] = client.call_ok(
+                "get_history_details", history_id=observed["history"]["id"], api_key=patched.api_key
+            )
+            observed["capped_read"] = _capped_read(patched, client)
+    return observed
+
+
+def _capped_read(server, client):
+    history_id = client.call_ok("create_history", name="cap", api_key=server.api_key)["id"]
+    dataset = fetch(server, server.api_key, history_id, {"src": "pasted", "paste_content": "x" * 9000, "ext": "txt"})
+    return client.call_ok("peek_dataset_content", dataset_id=dataset["id"], max_bytes=100000, api_key=server.api_key)
+
+
+def test_switched_off_galaxy_is_stock(stock_then_patched):
+    assert stock_then_patched["stock_tools"] == STOCK_TOOLS
+    assert "patch_set" not in stock_then_patched["stock_info"]
+    assert "galaxy-mcp-analysis" not in stock_then_patched["stock_log"]
+
+
+def test_sigterm_stops_galaxy_and_its_workers_cleanly(stock_then_patched):
+    assert stock_then_patched["stock_exit"] == (0, False)
+    assert stock_then_patched["server_json_after_stop"] is False
+
+
+def test_restart_keeps_data_users_and_keys(stock_then_patched):
+    assert stock_then_patched["patched_key"] == stock_then_patched["stock_key"]
+    assert stock_then_patched["history_after"]["history"]["name"] == "kept across restarts"
+    assert stock_then_patched["patched_tools"] == STOCK_TOOLS | patch_set_tools()
+
+
+def test_read_cap_is_configurable(stock_then_patched):
+    read = stock_then_patched["capped_read"]
+    assert read["capped"] is True
+    assert read["max_bytes_applied"] == 4096
+    assert read["length"] == 4096
+    assert read["next_offset"] == 4096
+
+
+def _serve(*args, timeout=60):
+    return subprocess.run(
+        [sys.executable, "-m", "galaxy_mcp_analysis.serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_busy_port_is_a_one_line_error(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = _serve("--data-dir", str(tmp_path / "data"), "--port", str(port))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: port {port} on 127.0.0.1 is already in use; run with PORT=<another port>."
+    ]
+
+
+def test_unwritable_data_dir_is_a_one_line_error(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = _serve("--data-dir", str(blocker / "data"), "--port", "1")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: DATA_DIR {blocker / 'data'} is not writable")
+
+
+def test_galaxy_outside_the_verified_series_refuses_to_start(tmp_path):
+    # Only the version lookup is replaced; the refusal path is the real one.
+    script = (
+        "import galaxy_mcp_analysis.registry as r\n"
+        "r.galaxy_version = lambda: '25.0.1'\n"
+        "from galaxy_mcp_analysis.fast_factory import factory\n"
+        "factory()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "refuses to start Galaxy" in result.stderr
+    assert "Galaxy 25.0.1 is outside the supported series 26.1.x" in result.stderr
+    assert "GALAXY_MCP_ANALYSIS_ALLOW_UNVERIFIED=true" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_rest_api_still_answers(galaxy):
+    assert rest(galaxy.galaxy_url, "/api/version", galaxy.api_key)["version_major"] == "26.1"
+    assert Path(galaxy.data_dir, "server.json").exists()

@@ -1,0 +1,65 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from galaxy_mcp_analysis import registry
+from galaxy_mcp_analysis.registry import (
+    activate,
+    Patch,
+    PATCHES,
+    PatchSetRefused,
+    release_problem,
+)
+from galaxy_mcp_analysis.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def fresh_activation(monkeypatch):
+    monkeypatch.setattr(registry, "_activation", None)
+
+
+def fake_patch(patch_id, reason=None, applied=None):
+    return Patch(patch_id, f"galaxy.{patch_id}", "test", lambda: reason, lambda settings: applied.append(patch_id))
+
+
+def test_a_failing_self_check_refuses_to_start_naming_the_patch():
+    applied = []
+    patches = (fake_patch("good", applied=applied), fake_patch("moved", "the target moved", applied))
+    with pytest.raises(PatchSetRefused) as refused:
+        activate(Settings(), patches)
+    message = str(refused.value)
+    assert "patch moved (galaxy.moved): the target moved" in message
+    assert "GALAXY_MCP_ANALYSIS_ALLOW_UNVERIFIED=true" in message
+    assert applied == []  # nothing is half-applied
+
+
+def test_the_override_skips_failing_patches_and_applies_the_rest():
+    applied = []
+    patches = (fake_patch("good", applied=applied), fake_patch("moved", "the target moved", applied))
+    activation = activate(Settings(allow_unverified=True), patches)
+    assert applied == ["good"]
+    assert activation.skipped == ("moved",)
+    assert "SKIPPED" in activation.startup_line and "moved" in activation.startup_line
+
+
+def test_activation_happens_once_per_process():
+    applied = []
+    first = activate(Settings(), (fake_patch("once", applied=applied),))
+    assert activate(Settings(), (fake_patch("again", applied=applied),)) is first
+    assert applied == ["once"]
+
+
+@pytest.mark.parametrize(("version", "refused"), [("26.1.2", False), ("26.1.0", False), ("26.0.3", True), ("27.0", True)])
+def test_release_series(version, refused):
+    assert (release_problem(version) is not None) == refused
+
+
+def test_every_real_patch_passes_its_self_check_on_the_installed_galaxy():
+    assert {patch.id: patch.check() for patch in PATCHES} == {patch.id: None for patch in PATCHES}
+
+
+def test_patches_md_has_one_row_per_registered_patch():
+    text = (Path(__file__).parents[2] / "PATCHES.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)` \| `([^`]+)` \|", text, re.MULTILINE)
+    assert [(patch.id, patch.target) for patch in PATCHES] == rows
