@@ -1,0 +1,182 @@
+"""Reading outputs: ranged ``peek_dataset_content`` (field report gap 2).
+
+An agent lives by reading tool outputs. This pages through a history dataset's
+bytes with O(max_bytes) cost at any offset (core.byte_range), decides whether the
+bytes are text (core.content_kind), and leaves permission checks to Galaxy's
+HDAManager. The file is opened through the object store, in binary mode: the disk
+store's own ``_get_data`` reads text mode and cannot seek by byte.
+"""
+
+import gzip
+from typing import Any
+
+from galaxy import exceptions
+from galaxy.datatypes.data import (
+    Data,
+    Text,
+)
+from galaxy.managers.histories import HistoryManager
+
+from galaxy_mcp_analysis.core.byte_range import (
+    clamp_max_bytes,
+    read_chunk,
+)
+from galaxy_mcp_analysis.core.content_kind import (
+    content_kind,
+    ContentKind,
+    HEAD_BYTES,
+)
+from galaxy_mcp_analysis.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+
+#: Dataset states whose bytes are final (an errored job's partial output is worth reading).
+READABLE_STATES = frozenset({"ok", "error", "failed_metadata"})
+
+
+class ReadingOutputs:
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``hda_manager``, ``settings``)."""
+
+    def peek_dataset_content(
+        self,
+        dataset_id: str,
+        offset: int = 0,
+        max_bytes: int = 65536,
+        whole_lines: bool = True,
+        allow_binary: bool = False,
+    ) -> dict[str, Any]:
+        """A byte range of a history dataset, decoded for an agent (extends Galaxy's fixed-size peek)."""
+        max_bytes_applied, capped = clamp_max_bytes(max_bytes, self.settings.max_read_bytes)
+        hda = self._readable_hda(dataset_id)
+        datatype = hda.datatype
+        path = self._dataset_file(hda)
+        with open(path, "rb") as raw:
+            kind = content_kind(
+                # Galaxy's generic "data" type claims binary without knowing: let the bytes decide.
+                declared_binary="maybe" if type(datatype) is Data else datatype.is_binary,
+                compressed_format=getattr(datatype, "compressed_format", None),
+                text_inside=_is_text_datatype(getattr(datatype, "uncompressed_datatype_instance", None) or datatype),
+                head=raw.read(HEAD_BYTES),
+            )
+            if kind is ContentKind.BINARY and not allow_binary:
+                raise self._binary_refusal(hda)
+            raw.seek(0)  # the classification read the head; GzipFile starts where raw stands
+            stream = gzip.GzipFile(fileobj=raw, mode="rb") if kind is ContentKind.GZIP_TEXT else raw
+            chunk = read_chunk(
+                stream, offset, max_bytes_applied, whole_lines=whole_lines, binary=kind is ContentKind.BINARY
+            )
+        result = {
+            "dataset_id": dataset_id,
+            "name": hda.name,
+            "extension": hda.extension,
+            "state": hda.state,
+            "file_size": int(hda.get_size()),  # Galaxy stores it as a Decimal
+            **chunk.as_dict(),
+            "truncated": not chunk.eof,
+            "peek": hda.peek or "",
+            "max_bytes_applied": max_bytes_applied,
+            "capped": capped,
+        }
+        if kind is ContentKind.GZIP_TEXT:
+            # Offsets count decompressed bytes; file_size is the compressed size on disk.
+            result["compressed"] = "gzip"
+        if hda.deleted:
+            result["deleted"] = True
+        if other := self._other_item_named_by(hda.id):
+            kind, name, suggestion = other
+            result["warning"] = f"This id also names the {kind} {name!r}; if you meant it: {suggestion}"
+        return result
+
+    def _readable_hda(self, dataset_id: str):
+        decoded = self.trans.security.decode_id(dataset_id)
+        try:
+            hda = self.hda_manager.get_accessible(decoded, self.trans.user)
+        except (exceptions.ObjectNotFound, exceptions.ItemAccessibilityException) as e:
+            # The id may be the caller's collection whose number is also some dataset's.
+            if other := self._other_item_named_by(decoded):
+                kind, name, suggestion = other
+                raise AnalysisError(
+                    ErrorCode.VALIDATION_ERROR, f"{dataset_id} is a {kind} ({name!r}), not a history dataset.", suggestion
+                ) from None
+            if isinstance(e, exceptions.ItemAccessibilityException):
+                raise AnalysisError(
+                    ErrorCode.AUTHORIZATION_ERROR,
+                    f"Dataset {dataset_id} is not accessible to this API key's user (its permissions are private).",
+                    "Read only your own datasets or ones shared with you (get_history_contents(history_id)).",
+                ) from None
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No history dataset with id {dataset_id} exists.",
+                "List datasets with get_history_contents(history_id) and use an `id` from there.",
+            ) from None
+        if hda.purged or hda.dataset.purged:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"Dataset {dataset_id} ({hda.name!r}) has been purged; its content no longer exists.",
+                "Re-run the job that created it (get_job_details(dataset_id)) or pick another dataset.",
+            )
+        if hda.state not in READABLE_STATES:
+            raise AnalysisError(
+                ErrorCode.NOT_READY,
+                f"Dataset {dataset_id} is not ready: its state is {hda.state!r} (readable: ok, error).",
+                "Wait with get_job_status(job_id) or get_dataset_details(dataset_id) until the state is ok, "
+                "then read again."
+                + (" A paused dataset waits on a failed input: fix that first." if hda.state == "paused" else ""),
+            )
+        return hda
+
+    def _other_item_named_by(self, decoded: int) -> tuple[str, str, str] | None:
+        """(kind, name, what to pass instead) of a collection or library dataset with this id.
+
+        Galaxy's encoded ids carry no kind: a collection's id also decodes to some
+        history dataset's id, so this is asked both when no dataset matched and
+        when one did (then it becomes a warning in the result).
+        """
+        session = self.trans.sa_session
+        model = self.app.model
+        collection = session.get(model.HistoryDatasetCollectionAssociation, decoded)
+        if collection is not None and self.app[HistoryManager].is_accessible(collection.history, self.trans.user):
+            return (
+                "dataset collection",
+                collection.name,
+                "List its elements with get_collection_details(collection_id) and read an element's dataset id.",
+            )
+        ldda = session.get(model.LibraryDatasetDatasetAssociation, decoded)
+        if ldda is not None and self.app.security_agent.can_access_dataset(
+            self.trans.get_current_user_roles(), ldda.dataset
+        ):
+            return (
+                "library dataset",
+                ldda.name,
+                "Import it into a history first (Galaxy UI: Libraries -> Add to History), then read that dataset.",
+            )
+        return None
+
+    def _dataset_file(self, hda) -> str:
+        """Path of the dataset's bytes, through the object store (cached locally for remote stores)."""
+        object_store = self.app.object_store
+        if not object_store.exists(hda.dataset):
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"The file of dataset {hda.name!r} is missing from Galaxy's storage.",
+                "Ask the Galaxy admin to check the object store, or re-run the job that created it.",
+            )
+        return object_store.get_filename(hda.dataset)
+
+    def _binary_refusal(self, hda):
+        targets = sorted(self.app.datatypes_registry.get_converters_by_datatype(hda.extension))
+        convert = (
+            f"Convert it with a converter tool to one of: {', '.join(targets[:8])}; or "
+            if targets
+            else "Run a tool that turns it into a text format (search_tools), or "
+        )
+        return AnalysisError(
+            ErrorCode.VALIDATION_ERROR,
+            f"Dataset {hda.name!r} has the binary datatype {hda.extension!r}; its bytes are not text.",
+            convert + "call peek_dataset_content again with allow_binary=true to get base64.",
+        )
+
+
+def _is_text_datatype(datatype) -> bool:
+    return isinstance(datatype, Text)

@@ -1,0 +1,61 @@
+"""MCP declarations for reading outputs (operations in galaxy_mcp_analysis.reading)."""
+
+from typing import (
+    Annotated,
+    Any,
+)
+
+from pydantic import Field
+
+from galaxy_mcp_analysis.mcp_tools import analysis_tool
+from galaxy_mcp_analysis.tools.params import DatasetId
+
+
+@analysis_tool(title="Read dataset content", read_only=True, idempotent=True)
+def peek_dataset_content(
+    ops,
+    dataset_id: DatasetId,
+    offset: Annotated[int, Field(description="Byte offset to start at (>= 0); pass the previous next_offset.")] = 0,
+    max_bytes: Annotated[
+        int, Field(description="Bytes to return (>= 1); clamped to the server cap, 1 MiB by default.")
+    ] = 65536,
+    whole_lines: Annotated[bool, Field(description="End the chunk after the last complete line.")] = True,
+    allow_binary: Annotated[bool, Field(description="Return binary datatypes as base64 instead of refusing.")] = False,
+) -> dict[str, Any]:
+    """Read a history dataset's content: one chunk of its bytes, decoded as UTF-8 text.
+
+    Returns content plus offset, length, next_offset (null at the end), eof, encoding
+    ("utf-8", or "base64" with allow_binary), file_size, extension, state, peek, capped and
+    max_bytes_applied. To read a whole file, call again with offset=next_offset until eof is
+    true; chunks never split a UTF-8 character and, with whole_lines, end at a newline
+    (line_truncated marks a single line longer than max_bytes). gzip text (fastqsanger.gz,
+    vcf_bgzip) is read decompressed and offsets count decompressed bytes (compressed: "gzip").
+    Datasets in state ok or error are readable.
+
+    Example: peek_dataset_content(dataset_id="f2db41e1fa331b3e", max_bytes=4096) ->
+    {"content": "chr1\t100\t200\n...", "next_offset": 4090, "eof": false, ...}
+
+    Errors: [NOT_READY] the dataset is still queued/running (wait with get_job_status);
+    [VALIDATION_ERROR] binary datatype (convert it, or allow_binary=true), a collection id
+    instead of a dataset id, offset < 0 or max_bytes < 1; [NOT_FOUND] unknown or purged dataset;
+    [AUTHORIZATION_ERROR] another user's private dataset.
+    Next: get_job_details(dataset_id) for the job that made an output; get_dataset_details for metadata.
+    """
+    return ops.peek_dataset_content(
+        dataset_id, offset=offset, max_bytes=max_bytes, whole_lines=whole_lines, allow_binary=allow_binary
+    )
+
+
+#: Stock Galaxy tools whose descriptions mislead agents; replaced through FastMCP transforms.
+STOCK_DESCRIPTIONS = {
+    "download_dataset": """Get a download URL and metadata (name, extension, file_size, state) for a dataset.
+
+    Returns a URL, not the content: an agent cannot read the bytes from this result. To read
+    a dataset's content, call peek_dataset_content(dataset_id), which returns the text in
+    pages (offset/max_bytes/next_offset). Use this tool only to hand a link to a person or an
+    HTTP client.
+
+    Errors: unknown dataset id, or a dataset of another user.
+    Next: peek_dataset_content(dataset_id) to read it; get_dataset_details(dataset_id) for metadata.
+    """,
+}

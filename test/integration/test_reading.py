@@ -1,0 +1,239 @@
+"""Issue 3: ranged peek_dataset_content through /api/mcp on a real Galaxy."""
+
+import base64
+import gzip
+import random
+import sqlite3
+import time
+
+import pytest
+
+from conftest import fetch
+from galaxy_mcp_analysis.testing import rest
+
+MIB = 1024 * 1024
+
+
+def gff3_text(lines: int) -> bytes:
+    """A GFF3-like file with multi-byte characters on every line (2-, 3- and 4-byte UTF-8)."""
+    rows = ["##gff-version 3\n"]
+    for i in range(lines):
+        rows.append(f"chr{i % 22 + 1}\tsynth\tgene\t{i * 100 + 1}\t{i * 100 + 90}\t.\t+\t.\tID=g{i};Name=Gène-αβ-🧬-{i}\n")
+    return "".join(rows).encode()
+
+
+@pytest.fixture(scope="module")
+def reading_history(mcp, api_key):
+    return mcp.call_ok("create_history", name="reading", api_key=api_key)["id"]
+
+
+@pytest.fixture(scope="module")
+def big_gff(galaxy, api_key, reading_history, file_server):
+    data = gff3_text(40_000)  # about 3 MB
+    url = file_server("genes.gff3", data)
+    dataset = fetch(galaxy, api_key, reading_history, {"src": "url", "url": url, "ext": "gff3", "name": "genes.gff3"})
+    assert dataset["state"] == "ok"
+    assert len(data) > 2 * MIB
+    return dataset["id"], data
+
+
+def page_through(mcp, api_key, dataset_id, **arguments):
+    chunks, offset = [], 0
+    for _ in range(10_000):
+        chunk = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, offset=offset, api_key=api_key, **arguments)
+        chunks.append(chunk)
+        if chunk["eof"]:
+            assert chunk["next_offset"] is None
+            return chunks
+        assert chunk["next_offset"] == chunk["offset"] + chunk["length"]
+        offset = chunk["next_offset"]
+    raise AssertionError("paging did not end")
+
+
+def test_whole_line_pages_reassemble_the_file_byte_for_byte(mcp, api_key, big_gff):
+    dataset_id, data = big_gff
+    chunks = page_through(mcp, api_key, dataset_id, max_bytes=256 * 1024)
+    assert "".join(chunk["content"] for chunk in chunks).encode() == data
+    assert len(chunks) >= 9
+    assert all(chunk["content"].endswith("\n") for chunk in chunks[:-1])
+    assert all(chunk["length"] <= 256 * 1024 for chunk in chunks)
+    first = chunks[0]
+    assert (first["extension"], first["state"], first["file_size"], first["encoding"]) == ("gff3", "ok", len(data), "utf-8")
+    assert first["truncated"] is True and chunks[-1]["truncated"] is False
+
+
+def test_odd_sized_pages_without_whole_lines_never_split_utf8(mcp, api_key, big_gff):
+    dataset_id, data = big_gff
+    chunks = page_through(mcp, api_key, dataset_id, max_bytes=99_991, whole_lines=False)
+    assert "".join(chunk["content"] for chunk in chunks).encode() == data
+    assert any(not chunk["content"].endswith("\n") for chunk in chunks[:-1])  # really cut mid-line
+
+
+def test_any_offset_starts_on_a_character_boundary(mcp, api_key, big_gff):
+    dataset_id, data = big_gff
+    for requested in random.Random(7).sample(range(len(data)), 40):
+        chunk = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, offset=requested, max_bytes=37,
+                            whole_lines=False, api_key=api_key)
+        start = chunk["offset"]
+        assert requested <= start <= requested + 3
+        assert chunk["offset_adjusted"] == (start != requested)
+        assert data[start] & 0xC0 != 0x80  # not a UTF-8 continuation byte
+        assert chunk["content"].encode() == data[start : start + chunk["length"]]
+
+
+def test_reading_near_the_end_of_a_large_file(mcp, api_key, big_gff):
+    dataset_id, data = big_gff
+    chunk = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, offset=len(data) - 500, max_bytes=65536,
+                        api_key=api_key)
+    assert chunk["eof"] is True
+    assert data.endswith(chunk["content"].encode())
+
+
+def test_offset_past_the_end_is_empty_and_eof(mcp, api_key, big_gff):
+    dataset_id, data = big_gff
+    chunk = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, offset=len(data) + 10, api_key=api_key)
+    assert (chunk["content"], chunk["length"], chunk["eof"], chunk["next_offset"]) == ("", 0, True, None)
+
+
+def test_max_bytes_above_the_cap_is_clamped_and_says_so(mcp, api_key, big_gff):
+    dataset_id, data = big_gff
+    chunk = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, max_bytes=5 * MIB, api_key=api_key)
+    assert chunk["capped"] is True and chunk["max_bytes_applied"] == MIB
+    assert 0 < chunk["length"] <= MIB
+    uncapped = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, max_bytes=1000, api_key=api_key)
+    assert uncapped["capped"] is False and uncapped["max_bytes_applied"] == 1000
+
+
+@pytest.mark.parametrize(("arguments", "named"), [({"offset": -1}, "offset"), ({"max_bytes": 0}, "max_bytes")])
+def test_negative_offset_and_empty_max_bytes_are_validation_errors(mcp, api_key, big_gff, arguments, named):
+    error = mcp.call_error("peek_dataset_content", dataset_id=big_gff[0], api_key=api_key, **arguments)
+    assert error.startswith(f"[VALIDATION_ERROR] {named} must be an integer >= ")
+    assert "\nSuggestion: " in error
+
+
+def test_gzip_text_is_read_decompressed(galaxy, mcp, api_key, reading_history, file_server):
+    fastq = "".join(f"@read{i}\nACGTÄCGT\n+\nIIIIIIII\n".replace("Ä", "A") for i in range(2000)).encode()
+    url = file_server("reads.fastq.gz", gzip.compress(fastq))
+    dataset = fetch(galaxy, api_key, reading_history, {"src": "url", "url": url, "ext": "fastqsanger.gz"})
+    assert dataset["state"] == "ok", dataset
+    chunks = page_through(mcp, api_key, dataset["id"], max_bytes=10_000)
+    assert "".join(chunk["content"] for chunk in chunks).encode() == fastq
+    assert chunks[0]["compressed"] == "gzip"
+    assert chunks[0]["file_size"] < len(fastq)  # the stored (compressed) size; offsets count decompressed bytes
+
+
+@pytest.fixture(scope="module")
+def sqlite_dataset(galaxy, api_key, reading_history, file_server, tmp_path_factory):
+    path = tmp_path_factory.mktemp("sqlite") / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("create table t (x)")
+        db.executemany("insert into t values (?)", [(i,) for i in range(100)])
+    data = path.read_bytes()
+    dataset = fetch(galaxy, api_key, reading_history, {"src": "url", "url": file_server("db.sqlite", data), "ext": "sqlite"})
+    assert dataset["state"] == "ok", dataset
+    return dataset["id"], data
+
+
+def test_binary_datatypes_are_refused_naming_the_datatype(mcp, api_key, sqlite_dataset):
+    error = mcp.call_error("peek_dataset_content", dataset_id=sqlite_dataset[0], api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] ")
+    assert "binary datatype 'sqlite'" in error
+    assert "allow_binary=true" in error.split("Suggestion:")[1]
+
+
+def test_binary_is_base64_when_allowed(mcp, api_key, sqlite_dataset):
+    dataset_id, data = sqlite_dataset
+    chunks = page_through(mcp, api_key, dataset_id, max_bytes=3000, allow_binary=True)
+    assert {chunk["encoding"] for chunk in chunks} == {"base64"}
+    assert b"".join(base64.b64decode(chunk["content"]) for chunk in chunks) == data
+
+
+def test_a_deferred_dataset_is_not_ready_and_names_its_state(galaxy, mcp, api_key, reading_history, file_server):
+    url = file_server("later.txt", b"later\n")
+    dataset = fetch(galaxy, api_key, reading_history, {"src": "url", "url": url, "ext": "txt", "deferred": True})
+    assert dataset["state"] == "deferred"
+    error = mcp.call_error("peek_dataset_content", dataset_id=dataset["id"], api_key=api_key)
+    assert error.startswith(f"[NOT_READY] Dataset {dataset['id']} is not ready: its state is 'deferred'")
+
+
+def test_an_errored_dataset_is_readable(galaxy, mcp, api_key, reading_history):
+    # Galaxy's upload of a missing URL ends in state error; its (empty) file is still there.
+    dataset = fetch(galaxy, api_key, reading_history, {"src": "url", "url": "http://127.0.0.1:9/missing", "ext": "txt"})
+    assert dataset["state"] == "error"
+    chunk = mcp.call_ok("peek_dataset_content", dataset_id=dataset["id"], api_key=api_key)
+    assert chunk["state"] == "error" and chunk["eof"] is True
+
+
+def test_a_purged_dataset_is_an_error(galaxy, mcp, api_key, reading_history):
+    dataset = fetch(galaxy, api_key, reading_history, {"src": "pasted", "paste_content": "gone\n", "ext": "txt"})
+    rest(galaxy.galaxy_url, f"/api/histories/{reading_history}/contents/{dataset['id']}?purge=true", api_key,
+         method="DELETE")
+    deadline = time.monotonic() + 60  # Galaxy purges the file in a Celery task
+    while not rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}", api_key)["purged"]:
+        assert time.monotonic() < deadline, "Galaxy did not purge the dataset"
+        time.sleep(0.2)
+    error = mcp.call_error("peek_dataset_content", dataset_id=dataset["id"], api_key=api_key)
+    assert error.startswith(f"[NOT_FOUND] Dataset {dataset['id']} ")
+    assert "purged" in error
+
+
+def test_a_collection_id_is_never_silently_read_as_a_dataset(galaxy, mcp, api_key, reading_history):
+    element = fetch(galaxy, api_key, reading_history, {"src": "pasted", "paste_content": "e1\n", "ext": "txt"})
+    collection = rest(
+        galaxy.galaxy_url,
+        "/api/dataset_collections",
+        api_key,
+        {
+            "history_id": reading_history,
+            "collection_type": "list",
+            "name": "my samples",
+            "element_identifiers": [{"name": "e1", "src": "hda", "id": element["id"]}],
+        },
+    )
+    result = mcp.call(("peek_dataset_content"), {"dataset_id": collection["id"], "api_key": api_key})
+    if result.is_error:
+        text = result.content[0].text
+        assert text.startswith(f"[VALIDATION_ERROR] {collection['id']} is a dataset collection ('my samples')")
+        assert "get_collection_details" in text
+    else:  # Galaxy ids carry no kind: the number may also be a dataset this user can read
+        assert "dataset collection 'my samples'" in result.structured_content["warning"]
+
+
+def test_unknown_and_malformed_ids(mcp, api_key):
+    error = mcp.call_error("peek_dataset_content", dataset_id="not-an-id", api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] ")
+
+
+def test_another_users_private_dataset_is_refused_and_leaks_nothing(galaxy, mcp, api_key, other_user_key):
+    other_history = mcp.call_ok("create_history", name="other", api_key=other_user_key)["id"]
+    secret = "TOP-SECRET-SEQUENCE-ACGT\n"
+    dataset = fetch(galaxy, other_user_key, other_history,
+                    {"src": "pasted", "paste_content": secret, "ext": "txt", "name": "confidential-name"})
+    rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}/permissions", other_user_key,
+         {"action": "make_private"}, method="PUT")
+    error = mcp.call_error("peek_dataset_content", dataset_id=dataset["id"], api_key=api_key)
+    assert error.startswith("[AUTHORIZATION_ERROR] ")
+    assert "TOP-SECRET" not in error and "confidential-name" not in error
+    # The owner still reads it.
+    assert mcp.call_ok("peek_dataset_content", dataset_id=dataset["id"], api_key=other_user_key)["content"] == secret
+
+
+def test_another_users_public_dataset_follows_galaxys_sharing_rules(galaxy, mcp, api_key, other_user_key):
+    # Galaxy makes new datasets readable by id unless their permissions are private; REST agrees.
+    other_history = mcp.call_ok("create_history", name="other-public", api_key=other_user_key)["id"]
+    dataset = fetch(galaxy, other_user_key, other_history, {"src": "pasted", "paste_content": "shared\n", "ext": "txt"})
+    rest_view = rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}", api_key)
+    assert rest_view["state"] == "ok"
+    assert mcp.call_ok("peek_dataset_content", dataset_id=dataset["id"], api_key=api_key)["content"] == "shared\n"
+
+
+def test_descriptions_steer_agents_from_download_dataset_to_peek(mcp):
+    tools = {tool.name: tool for tool in mcp.list_tools()}
+    download = tools["download_dataset"].description
+    assert "Returns a URL, not the content" in download and "peek_dataset_content" in download
+    peek = tools["peek_dataset_content"]
+    for section in ("Example:", "Errors:", "Next:", "next_offset", "[NOT_READY]"):
+        assert section in peek.description
+    assert peek.annotations.read_only_hint is True and peek.annotations.destructive_hint is False
+    assert peek.annotations.idempotent_hint is True and peek.annotations.open_world_hint is False
+    assert set(peek.input_schema["required"]) == {"dataset_id", "api_key"}
