@@ -12,6 +12,7 @@ import logging
 import uuid
 from contextlib import contextmanager
 
+import pydantic
 from fastmcp.exceptions import ToolError
 
 from galaxy_mcp_analysis.core import InvalidInput
@@ -72,6 +73,9 @@ def to_tool_error(exc: BaseException, operation: str) -> ToolError:
         return ToolError(format_error(exc.code, exc.message, exc.suggestion))
     if isinstance(exc, InvalidInput):
         return ToolError(format_error(ErrorCode.VALIDATION_ERROR, str(exc)))
+    if isinstance(exc, pydantic.ValidationError):
+        # Raised while building one of Galaxy's request payloads from the agent's arguments.
+        return ToolError(format_error(ErrorCode.VALIDATION_ERROR, f"{operation}: {_payload_problems(exc)}"))
     status = getattr(exc, "status_code", None)
     if status in _CODE_BY_STATUS and _is_galaxy_message(exc):
         # Galaxy's MessageException texts are written for API users and carry no internals.
@@ -83,6 +87,12 @@ def to_tool_error(exc: BaseException, operation: str) -> ToolError:
             ErrorCode.SYSTEM_ERROR,
             f"{operation} failed with an unexpected server error (correlation id {correlation_id}).",
         )
+    )
+
+
+def _payload_problems(exc: "pydantic.ValidationError") -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}" for error in exc.errors()
     )
 
 

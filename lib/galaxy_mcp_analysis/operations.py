@@ -14,11 +14,14 @@ from galaxy_mcp_analysis import (
     __version__,
     registry,
 )
+from galaxy_mcp_analysis.jobs import DebuggingJobs
+from galaxy_mcp_analysis.making_inputs import MakingInputs
+from galaxy_mcp_analysis.pages import NotebookPages
 from galaxy_mcp_analysis.reading import ReadingOutputs
 from galaxy_mcp_analysis.settings import Settings
 
 
-class AnalysisOperationsManager(ReadingOutputs, AgentOperationsManager):
+class AnalysisOperationsManager(ReadingOutputs, NotebookPages, MakingInputs, DebuggingJobs, AgentOperationsManager):
     #: Set from the environment when the patch is applied.
     settings: Settings = Settings()
 

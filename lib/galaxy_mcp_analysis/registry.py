@@ -145,11 +145,25 @@ def _build_registry() -> tuple[Patch, ...]:
             apply=wiring.apply_mcp_tools,
         ),
         Patch(
+            id="mcp-request-session",
+            target="galaxy.model.base.REQUEST_ID",
+            summary="Each MCP tool call (Galaxy's and ours) gets its own database session, closed after the call.",
+            check=wiring.check_request_session,
+            apply=wiring.apply_request_session,
+        ),
+        Patch(
             id="mcp-json-responses",
             target="fastmcp.settings.json_response",
             summary="/api/mcp answers tool calls with plain JSON bodies instead of one-event SSE streams.",
             check=wiring.check_json_responses,
             apply=wiring.apply_json_responses,
+        ),
+        Patch(
+            id="page-validator",
+            target="galaxy.managers.markdown_util.validate_galaxy_markdown",
+            summary="Page markdown Galaxy rejects is explained (line, directive, argument, rule, corrected line).",
+            check=wiring.check_page_validator,
+            apply=wiring.apply_page_validator,
         ),
     )
 

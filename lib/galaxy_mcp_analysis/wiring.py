@@ -4,6 +4,7 @@ Each check inspects the Galaxy object a patch relies on, without changing it, an
 names what moved if the shape is not the one verified on Galaxy 26.1.2.
 """
 
+import contextvars
 import functools
 import inspect
 import types
@@ -64,26 +65,58 @@ def check_mcp_tools() -> str | None:
     return None
 
 
-def apply_mcp_tools(settings: Settings) -> None:
+#: Run on Galaxy's FastMCP server right after get_mcp_app builds it, in patch order.
+_SERVER_CUSTOMIZERS: list = []
+
+
+def _customize_built_mcp_app() -> None:
+    """Wrap get_mcp_app once so every patch that customizes the built server can hook in."""
     from galaxy.webapps.galaxy import fast_app
     from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
 
-    from galaxy_mcp_analysis.mcp_tools import register_analysis_tools
-
-    original = galaxy_mcp.get_mcp_app
     if getattr(fast_app.get_mcp_app, _WRAPPED_MARK, False):
         return
+    original = galaxy_mcp.get_mcp_app
 
     @functools.wraps(original)
     def get_mcp_app(gx_app):
         mcp_app = original(gx_app)
-        register_analysis_tools(mcp_app.state.mcp_server, gx_app)
+        for customize in _SERVER_CUSTOMIZERS:
+            customize(mcp_app.state.mcp_server, gx_app)
         return mcp_app
 
     setattr(get_mcp_app, _WRAPPED_MARK, True)
     # fast_app imported the function by name, so its reference is the one Galaxy calls.
     fast_app.get_mcp_app = get_mcp_app
     galaxy_mcp.get_mcp_app = get_mcp_app
+
+
+def apply_mcp_tools(settings: Settings) -> None:
+    from galaxy_mcp_analysis.mcp_tools import register_analysis_tools
+
+    _customize_built_mcp_app()
+    _SERVER_CUSTOMIZERS.append(register_analysis_tools)
+
+
+def check_request_session() -> str | None:
+    from fastmcp.server.middleware import Middleware
+    from galaxy.model import base as model_base
+
+    if not isinstance(getattr(model_base, "REQUEST_ID", None), contextvars.ContextVar):
+        return "galaxy.model.base.REQUEST_ID is no longer the context variable that scopes sessions"
+    for name in ("set_request_id", "unset_request_id", "request_scopefunc"):
+        if not hasattr(model_base.SharedModelMapping, name):
+            return f"galaxy.model.base.SharedModelMapping.{name} is gone"
+    if not hasattr(Middleware, "on_call_tool"):
+        return "fastmcp Middleware.on_call_tool is gone"
+    return check_mcp_tools()  # it hooks into the same built server
+
+
+def apply_request_session(settings: Settings) -> None:
+    from galaxy_mcp_analysis.mcp_session import RequestScopedSession
+
+    _customize_built_mcp_app()
+    _SERVER_CUSTOMIZERS.append(lambda mcp, gx_app: mcp.add_middleware(RequestScopedSession(gx_app)))
 
 
 def check_json_responses() -> str | None:
@@ -106,3 +139,46 @@ def apply_json_responses(settings: Settings) -> None:
     # 1 MiB, and a 1 MiB read is larger than that once serialized); Galaxy's MCP server
     # is stateless and sends no mid-call notifications, so nothing is lost.
     fastmcp.settings.json_response = True
+
+
+def check_page_validator() -> str | None:
+    from galaxy.managers import (
+        markdown_parse,
+        markdown_util,
+    )
+
+    current = getattr(markdown_util, "validate_galaxy_markdown", None)
+    if current is None or inspect.unwrap(current) is not inspect.unwrap(markdown_parse.validate_galaxy_markdown):
+        return "markdown_util no longer validates pages with markdown_parse.validate_galaxy_markdown"
+    if "validate_galaxy_markdown" not in markdown_util._validate.__code__.co_names:
+        return "markdown_util._validate no longer calls validate_galaxy_markdown"
+    try:
+        inspect.unwrap(current)("```galaxy\nno_such_directive()\n```\n")
+    except ValueError:
+        return None
+    return "validate_galaxy_markdown no longer rejects an unknown directive with ValueError"
+
+
+def apply_page_validator(settings: Settings) -> None:
+    from galaxy.managers import (
+        markdown_parse,
+        markdown_util,
+    )
+
+    from galaxy_mcp_analysis.core.page_directives import validate
+
+    original = markdown_parse.validate_galaxy_markdown
+    if getattr(markdown_util.validate_galaxy_markdown, _WRAPPED_MARK, False):
+        return
+
+    @functools.wraps(original)
+    def validate_galaxy_markdown(galaxy_markdown, internal=True):
+        # Same verdict as Galaxy's (diagnose asks the original); a rejection now explains
+        # itself. PageContentError is a ValueError, which markdown_util turns into the
+        # MalformedContents the page API and UI already report.
+        validate(galaxy_markdown, internal=internal)
+
+    setattr(validate_galaxy_markdown, _WRAPPED_MARK, True)
+    # Page writes reach the validator through markdown_util's imported name.
+    markdown_util.validate_galaxy_markdown = validate_galaxy_markdown
+    markdown_parse.validate_galaxy_markdown = validate_galaxy_markdown

@@ -6,9 +6,14 @@ Descriptions are product surface: what the tool does, what it returns, limits,
 one example, errors, and the next tools to call. Agents pay for every token.
 """
 
-from galaxy_mcp_analysis.tools import reading
+from galaxy_mcp_analysis.tools import (
+    jobs,
+    making_inputs,
+    pages,
+    reading,
+)
 
-CAPABILITIES = (reading,)
+CAPABILITIES = (reading, pages, making_inputs, jobs)
 
 #: Stock Galaxy tools whose descriptions mislead agents; replaced through FastMCP transforms.
 STOCK_DESCRIPTIONS = {
