@@ -1,0 +1,255 @@
+"""Notebook pages: Galaxy's PagesService and PageManager as MCP operations (field report gap 6).
+
+Galaxy 26.1 has the page service (revisions, history-attached notebooks) but no MCP
+tools for it. Writes are checked before Galaxy sees them, so an invalid page is never
+saved and its latest revision stays the latest: the syntax by core.page_directives
+(exactly Galaxy's verdict, explained), the ids it embeds through Galaxy's managers.
+"""
+
+from typing import Any
+
+from galaxy import exceptions
+from galaxy.managers import base as managers_base
+from galaxy.managers.histories import HistoryManager
+from galaxy.managers.jobs import JobManager
+from galaxy.managers.pages import PageManager
+from galaxy.schema.schema import (
+    CreatePagePayload,
+    PageIndexQueryPayload,
+    UpdatePagePayload,
+)
+
+from galaxy_mcp_analysis.core.page_directives import (
+    diagnose,
+    DirectiveProblem,
+    IdReference,
+    PageContentError,
+    referenced_ids,
+)
+from galaxy_mcp_analysis.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+
+#: What agent-made revisions are recorded as (Galaxy shows it as the revision's source).
+AGENT_EDIT_SOURCE = "agent"
+#: Page fields an agent needs; Galaxy's serialization carries more (email hashes, ...).
+PAGE_FIELDS = (
+    "id", "title", "slug", "history_id", "username", "published", "importable", "deleted",
+    "latest_revision_id", "revision_ids", "edit_source", "content_format", "annotation",
+    "create_time", "update_time",
+)  # fmt: skip
+
+
+class NotebookPages:
+    """Operations mixin of AnalysisOperationsManager (needs its ``app`` and ``trans``)."""
+
+    @property
+    def pages_service(self):
+        from galaxy.webapps.galaxy.services.pages import PagesService
+
+        return self.app[PagesService]
+
+    def list_pages(
+        self,
+        history_id: str | None = None,
+        search: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        show_shared: bool = False,
+        show_published: bool = False,
+        deleted: bool = False,
+    ) -> dict[str, Any]:
+        payload = PageIndexQueryPayload(
+            show_own=True,
+            show_shared=show_shared,
+            show_published=show_published,
+            deleted=deleted,
+            search=search,
+            limit=limit,
+            offset=offset,
+            history_id=history_id,  # Galaxy's payload field decodes it
+        )
+        pages, total = self.pages_service.index(self.trans, payload, include_total_count=True)
+        summaries = [self._page_summary(page) for page in pages.model_dump(mode="json")]
+        return {"pages": summaries, "count": len(summaries), "total_count": total, "offset": offset, "limit": limit}
+
+    def get_page(self, page_id: str, include_rendered: bool = False) -> dict[str, Any]:
+        details = self.pages_service.show(self.trans, self._decode(page_id)).model_dump(mode="json")
+        return self._page_result(details, include_rendered)
+
+    def create_page(
+        self,
+        history_id: str | None = None,
+        title: str | None = None,
+        content: str | None = None,
+        slug: str | None = None,
+        annotation: str | None = None,
+    ) -> dict[str, Any]:
+        if not history_id and not (title and slug):
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "A page needs either history_id (a notebook attached to that history) or both title and slug "
+                "(a standalone report).",
+                "Pass history_id from list_histories, or title='My report' and slug='my-report'.",
+            )
+        self._check_content(content or "")
+        payload = CreatePagePayload(
+            history_id=history_id,  # Galaxy's payload field decodes it
+            title=title,
+            slug=slug,
+            annotation=annotation,
+            content=content or "",
+            content_format="markdown",
+        )
+        details = self._write(lambda: self.pages_service.create(self.trans, payload))
+        return self._page_result(details.model_dump(mode="json"), include_rendered=False)
+
+    def update_page(self, page_id: str, content: str | None = None, title: str | None = None) -> dict[str, Any]:
+        if content is None and title is None:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "Nothing to update: pass content (a new revision) and/or title.",
+                "Read the page with get_page(page_id), edit content_editor, and pass it as content.",
+            )
+        if content is not None:
+            self._check_content(content)
+        payload = UpdatePagePayload(
+            content=content,
+            content_format="markdown" if content is not None else None,
+            title=title,
+            edit_source=AGENT_EDIT_SOURCE,
+        )
+        details = self._write(lambda: self.pages_service.update(self.trans, self._decode(page_id), payload))
+        return self._page_result(details.model_dump(mode="json"), include_rendered=False)
+
+    def list_page_revisions(self, page_id: str) -> dict[str, Any]:
+        revisions = self.pages_service.list_revisions(self.trans, self._decode(page_id)).model_dump(mode="json")
+        return {"page_id": page_id, "revisions": revisions, "count": len(revisions)}
+
+    def get_page_revision(self, page_id: str, revision_id: str, include_rendered: bool = False) -> dict[str, Any]:
+        # Galaxy's PageRevisionDetails keeps only the rendered form; the manager has both.
+        page = managers_base.get_object(
+            self.trans, self._decode(page_id), "Page", check_ownership=False, check_accessible=True
+        )
+        manager = self.app[PageManager]
+        revision = manager.get_revision(self.trans, page, self._decode(revision_id))
+        exported = manager.rewrite_content_for_export(self.trans, {**revision.to_dict(), "page_id": page.id})
+        result = {
+            "id": revision_id,
+            "page_id": page_id,
+            "title": exported.get("title"),
+            "edit_source": revision.edit_source,
+            "content_format": exported.get("content_format"),
+            "create_time": revision.create_time.isoformat(),
+            "is_latest": page.latest_revision_id == revision.id,
+            "content_editor": exported.get("content_editor", exported.get("content")),
+        }
+        if include_rendered:
+            result["content"] = exported.get("content")
+        return result
+
+    def revert_page_revision(self, page_id: str, revision_id: str) -> dict[str, Any]:
+        reverted = self._write(
+            lambda: self.pages_service.revert_revision(self.trans, self._decode(page_id), self._decode(revision_id))
+        ).model_dump(mode="json")
+        return {
+            "page_id": page_id,
+            "new_revision_id": reverted["id"],
+            "reverted_to": revision_id,
+            "edit_source": reverted.get("edit_source"),
+        }
+
+    def validate_page_content(self, content: str) -> dict[str, Any]:
+        problems = self._content_problems(content)
+        return {"valid": not problems, "errors": [problem.as_dict() for problem in problems]}
+
+    # ---- helpers ----------------------------------------------------------------
+
+    def _decode(self, encoded_id: str) -> int:
+        return self.trans.security.decode_id(encoded_id)
+
+    def _content_problems(self, content: str) -> list[DirectiveProblem]:
+        syntax = diagnose(content, internal=False)
+        if syntax:
+            return syntax
+        return [problem for reference in referenced_ids(content) if (problem := self._reference_problem(reference))]
+
+    def _check_content(self, content: str) -> None:
+        if problems := self._content_problems(content):
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                str(PageContentError(problems)) + "\nNothing was saved; the latest revision is unchanged.",
+                "Apply each 'fix:' line and send the whole page again; validate_page_content(content) checks "
+                "without saving.",
+            )
+
+    def _reference_problem(self, reference: IdReference) -> DirectiveProblem | None:
+        """Whether the object a directive embeds exists and this user may see it (Galaxy's checks)."""
+        check = self._REFERENCE_CHECKS.get(reference.argument)
+        if check is None:
+            return None
+        try:
+            check(self, self._decode(reference.value))
+            return None
+        except exceptions.MessageException as e:
+            reason = "is not accessible to you" if e.status_code == 403 else "does not exist"
+            if isinstance(e, exceptions.MalformedId):
+                reason = "is not a valid Galaxy id"
+        return DirectiveProblem(
+            line=reference.line,
+            directive=reference.directive,
+            argument=reference.argument,
+            rule="unknown_reference",
+            message=f"{reference.argument}={reference.value} {reason}.",
+            suggestion=f"Use an id from get_history_contents(history_id) (or the matching list tool) in "
+            f"{reference.directive}({reference.argument}=...).",
+        )
+
+    def _check_dataset(self, decoded: int) -> None:
+        self.hda_manager.get_accessible(decoded, self.trans.user)
+
+    def _check_collection(self, decoded: int) -> None:
+        self.app.dataset_collection_manager.get_dataset_collection_instance(self.trans, "history", decoded)
+
+    def _check_history(self, decoded: int) -> None:
+        self.app[HistoryManager].get_accessible(decoded, self.trans.user)
+
+    def _check_job(self, decoded: int) -> None:
+        self.app[JobManager].get_accessible_job(self.trans, decoded)
+
+    def _check_invocation(self, decoded: int) -> None:
+        self.app.workflow_manager.get_invocation(self.trans, decoded, check_ownership=False, check_accessible=True)
+
+    def _check_workflow(self, decoded: int) -> None:
+        self.app.workflow_manager.get_stored_accessible_workflow(self.trans, self.trans.security.encode_id(decoded))
+
+    _REFERENCE_CHECKS = {
+        "history_dataset_id": _check_dataset,
+        "history_dataset_collection_id": _check_collection,
+        "history_id": _check_history,
+        "job_id": _check_job,
+        "invocation_id": _check_invocation,
+        "workflow_id": _check_workflow,
+    }
+
+    def _write(self, write):
+        """Run a page write; on any failure roll back so nothing half-done stays in the session."""
+        try:
+            return write()
+        except Exception:
+            self.trans.sa_session.rollback()
+            raise
+
+    def _page_summary(self, page: dict) -> dict[str, Any]:
+        return {field: page[field] for field in PAGE_FIELDS if field in page}
+
+    def _page_result(self, details: dict, include_rendered: bool) -> dict[str, Any]:
+        result = self._page_summary(details)
+        result["page_id"] = details["id"]
+        result["content_editor"] = details.get("content_editor")
+        if include_rendered:
+            result["content"] = details.get("content")
+            result["generate_version"] = details.get("generate_version")
+            result["generate_time"] = details.get("generate_time")
+        return result
