@@ -26,3 +26,8 @@ test: $(INSTALLED)
 
 clean-data:
 	rm -rf "$(DATA_DIR)"
+
+BENCH_ARGS ?=
+.PHONY: bench
+bench: $(INSTALLED)
+	$(VENV)/bin/python bench/run.py $(BENCH_ARGS)
