@@ -1,0 +1,200 @@
+"""Check a ``create_collection`` request before Galaxy creates anything.
+
+Galaxy's collection manager loads elements one by one and copies or hides them as
+it goes, so a structural mistake found half-way (a third element in a ``paired``,
+a dataset where ``list:paired`` wants a pair) can leave copies behind; some
+mistakes it does not catch at all (a ``paired`` built from ``a`` and ``b`` comes
+out empty). Everything that can be decided from the request alone is decided
+here, against the requested ``collection_type``, and every problem is reported
+with the path of the element, what is allowed there and how to fix it.
+
+What cannot be decided without Galaxy (does the id exist, may this user read it,
+is an ``hdca`` of the right type) is returned as a flat list of references for
+the adapter to check, also before anything is created.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from galaxy_mcp_analysis.core import InvalidInput
+
+#: Collection ranks create_collection builds; ``record`` and ``sample_sheet`` need
+#: field and column definitions that only Galaxy's REST API takes.
+RANK_TYPES = ("list", "paired", "paired_or_unpaired")
+FORWARD, REVERSE, UNPAIRED = "forward", "reverse", "unpaired"
+DATASET_SOURCES = ("hda", "ldda")
+COLLECTION_SOURCES = ("new_collection", "hdca")
+ELEMENT_KEYS = frozenset({"name", "src", "id", "collection_type", "element_identifiers", "tags"})
+#: A request this wrong is reported in part; the first problems are the useful ones.
+MAX_REPORTED_PROBLEMS = 10
+
+_PAIR = frozenset({FORWARD, REVERSE})
+_NAMES_BY_RANK = {
+    "paired": (_PAIR,),
+    "paired_or_unpaired": (_PAIR, frozenset({UNPAIRED})),
+}
+
+
+class InvalidElements(InvalidInput):
+    """The request's collection_type or element_identifiers cannot make the collection asked for."""
+
+
+@dataclass(frozen=True)
+class ElementReference:
+    """An existing item the new collection would contain, for the adapter to look up."""
+
+    path: str  # e.g. "element_identifiers[2].element_identifiers[0]"
+    src: str  # "hda", "ldda" or "hdca"
+    id: str
+    #: For an ``hdca``: the collection_type it must have to fit at this level.
+    collection_type: str | None = None
+
+
+def collection_ranks(collection_type: Any) -> list[str]:
+    """``"list:paired"`` -> ``["list", "paired"]``, or InvalidElements naming what is allowed."""
+    if not isinstance(collection_type, str) or not collection_type:
+        raise InvalidElements(
+            f"collection_type must be a non-empty string such as 'list' or 'list:paired', got {collection_type!r}."
+        )
+    ranks = collection_type.split(":")
+    unknown = [rank for rank in ranks if rank not in RANK_TYPES]
+    if unknown:
+        raise InvalidElements(
+            f"collection_type {collection_type!r}: {unknown[0]!r} is not a collection rank create_collection builds. "
+            f"Use {', '.join(RANK_TYPES)}, joined by ':' for nesting (e.g. 'list:paired'). "
+            "record and sample_sheet collections need field definitions: create them with Galaxy's REST API."
+        )
+    return ranks
+
+
+def check_element_identifiers(collection_type: Any, element_identifiers: Any) -> list[ElementReference]:
+    """Every existing item the request names, once the whole request is known to fit ``collection_type``."""
+    ranks = collection_ranks(collection_type)
+    check = _Check()
+    check.level(ranks, element_identifiers, "element_identifiers")
+    if check.problems:
+        raise InvalidElements(_problem_report(check.problems, collection_type))
+    return check.references
+
+
+class _Check:
+    def __init__(self):
+        self.problems: list[str] = []
+        self.references: list[ElementReference] = []
+
+    def problem(self, path: str, text: str) -> None:
+        self.problems.append(f"{path}: {text}")
+
+    def level(self, ranks: list[str], elements: Any, path: str) -> None:
+        """One collection level (``ranks[0]``) whose elements are of type ``ranks[1:]``."""
+        if not isinstance(elements, list):
+            self.problem(path, f"must be a list of elements, got {type(elements).__name__}.")
+            return
+        names = []
+        for index, element in enumerate(elements):
+            element_path = f"{path}[{index}]"
+            if not isinstance(element, dict):
+                self.problem(element_path, f"must be an object like {_example(ranks[1:])}.")
+                continue
+            if (name := self.name(element, element_path)) is not None:
+                if name in names:
+                    self.problem(
+                        element_path,
+                        f"the name {name!r} is already used by element {names.index(name)} at this level; "
+                        "names must be unique within one collection level.",
+                    )
+                names.append(name)
+            self.element(ranks[1:], element, element_path)
+        self.rank_names(ranks[0], names, len(elements), path)
+
+    def name(self, element: dict, path: str) -> str | None:
+        name = element.get("name")
+        if isinstance(name, str) and name:
+            return name
+        self.problem(path, f"needs a non-empty string 'name' (the element identifier), got {name!r}.")
+        return None
+
+    def rank_names(self, rank: str, names: list[str], count: int, path: str) -> None:
+        allowed = _NAMES_BY_RANK.get(rank)
+        # Unnamed elements are reported already; their names cannot be judged.
+        if allowed is None or count != len(names) or frozenset(names) in allowed:
+            return
+        choices = " or ".join(f"exactly {_quoted(sorted(option))}" for option in allowed)
+        self.problem(
+            path,
+            f"a {rank} level has {choices} as element names, got {_quoted(names)}; rename the elements to match.",
+        )
+
+    def element(self, inner_ranks: list[str], element: dict, path: str) -> None:
+        if unknown := sorted(set(element) - ELEMENT_KEYS):
+            self.problem(path, f"unknown key(s) {_quoted(unknown)}; allowed: {_quoted(sorted(ELEMENT_KEYS))}.")
+        src = element.get("src")
+        allowed = COLLECTION_SOURCES if inner_ranks else DATASET_SOURCES
+        if src not in allowed:
+            self.problem(path, _wrong_src(src, inner_ranks))
+            return
+        if src == "new_collection":
+            self.new_collection(inner_ranks, element, path)
+            return
+        for key in ("collection_type", "element_identifiers"):
+            if key in element:
+                self.problem(path, f"{key!r} belongs only to src 'new_collection' elements; remove it.")
+        element_id = element.get("id")
+        if not isinstance(element_id, str) or not element_id:
+            self.problem(path, f"src {src!r} needs the item's encoded 'id' (a string), got {element_id!r}.")
+            return
+        expected = ":".join(inner_ranks) if src == "hdca" else None
+        self.references.append(ElementReference(path, src, element_id, expected))
+
+    def new_collection(self, inner_ranks: list[str], element: dict, path: str) -> None:
+        expected = ":".join(inner_ranks)
+        if "id" in element:
+            self.problem(path, "a 'new_collection' element is built from its 'element_identifiers'; remove 'id'.")
+        if element.get("collection_type") != expected:
+            self.problem(
+                path,
+                f"its collection_type must be {expected!r} (the rest of the requested type), "
+                f"got {element.get('collection_type')!r}.",
+            )
+        if "element_identifiers" not in element:
+            self.problem(path, f"a 'new_collection' element needs 'element_identifiers', e.g. {_example(inner_ranks)}.")
+            return
+        self.level(inner_ranks, element["element_identifiers"], f"{path}.element_identifiers")
+
+
+def _wrong_src(src: Any, inner_ranks: list[str]) -> str:
+    if inner_ranks:
+        return (
+            f"src must be 'new_collection' (or 'hdca' for an existing {':'.join(inner_ranks)!r} collection) at this "
+            f"level, got {src!r}. Wrap the datasets, e.g. {_example(inner_ranks)}."
+        )
+    return f"src must be 'hda' (history dataset) or 'ldda' (library dataset) at this level, got {src!r}."
+
+
+def _example(inner_ranks: Sequence[str]) -> str:
+    """The element shape expected at a level whose elements are of type ``inner_ranks``."""
+    if not inner_ranks:
+        return '{"name": "sample1", "src": "hda", "id": "<dataset id>"}'
+    names = ("a", "b") if inner_ranks[0] == "list" else (FORWARD, REVERSE)
+    leaf = '{"name": "%s", "src": "hda", "id": "<dataset id>"}'
+    children = ", ".join(leaf % name for name in names) if len(inner_ranks) == 1 else "..."
+    return (
+        f'{{"name": "sample1", "src": "new_collection", "collection_type": "{":".join(inner_ranks)}", '
+        f'"element_identifiers": [{children}]}}'
+    )
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return "[" + ", ".join(repr(name) for name in names) + "]"
+
+
+def _problem_report(problems: list[str], collection_type: str) -> str:
+    shown = problems[:MAX_REPORTED_PROBLEMS]
+    more = len(problems) - len(shown)
+    lines = [f"element_identifiers do not make a valid {collection_type!r} collection:"]
+    lines += [f"- {problem}" for problem in shown]
+    if more:
+        lines.append(f"- ... and {more} more problem(s).")
+    lines.append("Nothing was created. Fix the elements named above and call create_collection again.")
+    return "\n".join(lines)

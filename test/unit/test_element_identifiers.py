@@ -1,0 +1,295 @@
+"""core.element_identifiers: a create_collection request is judged whole before Galaxy sees it."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.element_identifiers import (
+    check_element_identifiers,
+    collection_ranks,
+    ElementReference,
+    InvalidElements,
+    MAX_REPORTED_PROBLEMS,
+)
+
+
+def hda(name, id="d1"):
+    return {"name": name, "src": "hda", "id": id}
+
+
+def nested(name, collection_type, elements):
+    return {"name": name, "src": "new_collection", "collection_type": collection_type, "element_identifiers": elements}
+
+
+def pair(name, forward="f", reverse="r"):
+    return nested(name, "paired", [hda("forward", forward), hda("reverse", reverse)])
+
+
+def problems_of(collection_type, elements) -> str:
+    with pytest.raises(InvalidElements) as raised:
+        check_element_identifiers(collection_type, elements)
+    return str(raised.value)
+
+
+# ---- collection_type ----
+
+
+@pytest.mark.parametrize(
+    ("collection_type", "ranks"),
+    [
+        ("list", ["list"]),
+        ("paired", ["paired"]),
+        ("paired_or_unpaired", ["paired_or_unpaired"]),
+        ("list:paired", ["list", "paired"]),
+        ("list:list:paired_or_unpaired", ["list", "list", "paired_or_unpaired"]),
+    ],
+)
+def test_collection_types_are_split_into_ranks(collection_type, ranks):
+    assert collection_ranks(collection_type) == ranks
+
+
+@pytest.mark.parametrize(
+    "collection_type", ["", None, 3, "lst", "list:", ":list", "list::paired", "record", "sample_sheet"]
+)
+def test_unknown_collection_types_name_the_allowed_ranks(collection_type):
+    with pytest.raises(InvalidElements) as raised:
+        collection_ranks(collection_type)
+    assert "collection_type" in str(raised.value)
+    assert "list" in str(raised.value)
+
+
+def test_record_and_sample_sheet_point_to_the_rest_api():
+    assert "REST API" in str(pytest.raises(InvalidElements, collection_ranks, "sample_sheet").value)
+
+
+def test_errors_are_invalid_input_so_they_map_to_validation_error():
+    assert issubclass(InvalidElements, InvalidInput)
+
+
+# ---- valid shapes and the references they return ----
+
+
+def test_a_list_returns_its_datasets_in_order_with_paths():
+    refs = check_element_identifiers("list", [hda("a", "x1"), hda("b", "x2"), {"name": "c", "src": "ldda", "id": "x3"}])
+    assert refs == [
+        ElementReference("element_identifiers[0]", "hda", "x1"),
+        ElementReference("element_identifiers[1]", "hda", "x2"),
+        ElementReference("element_identifiers[2]", "ldda", "x3"),
+    ]
+
+
+def test_an_empty_list_is_a_valid_list():
+    assert check_element_identifiers("list", []) == []
+
+
+def test_paired_accepts_forward_and_reverse_in_any_order():
+    assert len(check_element_identifiers("paired", [hda("reverse"), hda("forward")])) == 2
+
+
+@pytest.mark.parametrize("names", [["forward", "reverse"], ["unpaired"]])
+def test_paired_or_unpaired_accepts_a_pair_or_one_unpaired(names):
+    assert len(check_element_identifiers("paired_or_unpaired", [hda(name) for name in names])) == len(names)
+
+
+def test_list_paired_nests_new_collections_and_reports_leaf_paths():
+    refs = check_element_identifiers("list:paired", [pair("s1", "a", "b"), pair("s2", "c", "d")])
+    assert [ref.path for ref in refs] == [
+        "element_identifiers[0].element_identifiers[0]",
+        "element_identifiers[0].element_identifiers[1]",
+        "element_identifiers[1].element_identifiers[0]",
+        "element_identifiers[1].element_identifiers[1]",
+    ]
+    assert [ref.id for ref in refs] == ["a", "b", "c", "d"]
+
+
+def test_list_list_and_list_paired_or_unpaired():
+    assert len(check_element_identifiers("list:list", [nested("g1", "list", [hda("x"), hda("y")])])) == 2
+    mixed = [
+        nested("s1", "paired_or_unpaired", [hda("unpaired")]),
+        nested("s2", "paired_or_unpaired", [hda("forward"), hda("reverse")]),
+    ]
+    assert len(check_element_identifiers("list:paired_or_unpaired", mixed)) == 3
+
+
+def test_three_levels_nest_their_collection_types():
+    inner = nested("r1", "list:paired", [pair("p1")])
+    refs = check_element_identifiers("list:list:paired", [inner])
+    assert refs[0].path == "element_identifiers[0].element_identifiers[0].element_identifiers[0]"
+
+
+def test_an_existing_collection_can_stand_for_a_nested_level_and_carries_the_type_it_needs():
+    refs = check_element_identifiers("list:paired", [{"name": "s1", "src": "hdca", "id": "c1"}])
+    assert refs == [ElementReference("element_identifiers[0]", "hdca", "c1", "paired")]
+
+
+def test_tags_are_allowed_on_elements():
+    assert check_element_identifiers("list", [{**hda("a"), "tags": ["name:a"]}])
+
+
+# ---- each rule, with the path and the fix in the message ----
+
+
+def test_duplicate_names_at_one_level_name_both_positions():
+    message = problems_of("list", [hda("a"), hda("b"), hda("a")])
+    assert "element_identifiers[2]: the name 'a' is already used by element 0" in message
+
+
+def test_the_same_name_on_different_levels_or_branches_is_fine():
+    check_element_identifiers("list:paired", [pair("forward"), pair("reverse")])
+
+
+def test_duplicate_names_inside_a_nested_level_are_found():
+    message = problems_of("list:list", [nested("g", "list", [hda("x"), hda("x")])])
+    assert "element_identifiers[0].element_identifiers[1]: the name 'x'" in message
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["forward"], ["reverse"], ["forward", "reverse", "extra"], ["left", "right"], ["forward", "unpaired"]],
+)
+def test_paired_needs_exactly_forward_and_reverse(names):
+    message = problems_of("paired", [hda(name) for name in names])
+    assert "element_identifiers: a paired level has exactly ['forward', 'reverse']" in message
+
+
+@pytest.mark.parametrize("names", [["forward"], ["unpaired", "forward"], ["a"], ["forward", "reverse", "unpaired"], []])
+def test_paired_or_unpaired_needs_a_pair_or_one_unpaired(names):
+    message = problems_of("paired_or_unpaired", [hda(name) for name in names])
+    assert "exactly ['forward', 'reverse'] or exactly ['unpaired']" in message
+
+
+def test_a_bad_pair_inside_a_list_is_named_by_its_path():
+    message = problems_of("list:paired", [pair("s1"), nested("s2", "paired", [hda("forward"), hda("rev")])])
+    assert "element_identifiers[1].element_identifiers: a paired level has exactly" in message
+    assert "got ['forward', 'rev']" in message
+
+
+@pytest.mark.parametrize("name", [None, "", 5])
+def test_names_must_be_non_empty_strings(name):
+    message = problems_of("list", [{"name": name, "src": "hda", "id": "x"}])
+    assert "element_identifiers[0]: needs a non-empty string 'name'" in message
+
+
+def test_a_missing_name_is_one_problem_not_also_a_pairing_problem():
+    message = problems_of("paired", [{"src": "hda", "id": "x"}, hda("reverse")])
+    assert "needs a non-empty string 'name'" in message
+    assert "paired level" not in message
+
+
+def test_datasets_where_a_nested_level_is_needed_show_the_nested_shape():
+    message = problems_of("list:paired", [hda("s1")])
+    assert "element_identifiers[0]: src must be 'new_collection' (or 'hdca'" in message
+    assert '"collection_type": "paired"' in message and '"name": "forward"' in message
+
+
+def test_a_nested_collection_where_datasets_are_needed_is_refused():
+    message = problems_of("list", [pair("s1")])
+    assert "element_identifiers[0]: src must be 'hda' (history dataset) or 'ldda'" in message
+
+
+def test_nesting_deeper_than_the_type_is_refused_at_the_leaf():
+    message = problems_of("list:list", [nested("g", "list", [pair("p")])])
+    assert "element_identifiers[0].element_identifiers[0]: src must be 'hda'" in message
+
+
+@pytest.mark.parametrize("inner_type", ["list", "paired:list", "", None])
+def test_a_new_collection_must_declare_the_rest_of_the_type(inner_type):
+    element = {**pair("s1"), "collection_type": inner_type}
+    message = problems_of("list:paired", [element])
+    expected = "element_identifiers[0]: its collection_type must be 'paired' (the rest of the requested type)"
+    assert f"{expected}, got {inner_type!r}" in message
+
+
+def test_a_new_collection_needs_element_identifiers():
+    message = problems_of("list:paired", [{"name": "s1", "src": "new_collection", "collection_type": "paired"}])
+    assert "element_identifiers[0]: a 'new_collection' element needs 'element_identifiers'" in message
+
+
+def test_a_new_collection_with_an_id_is_refused():
+    message = problems_of("list:paired", [{**pair("s1"), "id": "x"}])
+    assert "remove 'id'" in message
+
+
+@pytest.mark.parametrize("src", ["dataset", "hdas", None, "library"])
+def test_unknown_sources_are_refused(src):
+    message = problems_of("list", [{"name": "a", "src": src, "id": "x"}])
+    assert f"got {src!r}" in message
+
+
+@pytest.mark.parametrize("element_id", [None, "", 17])
+def test_datasets_need_a_string_id(element_id):
+    message = problems_of("list", [{"name": "a", "src": "hda", "id": element_id}])
+    assert "element_identifiers[0]: src 'hda' needs the item's encoded 'id' (a string)" in message
+
+
+def test_nested_keys_on_a_dataset_are_refused():
+    message = problems_of("list", [{**hda("a"), "element_identifiers": []}])
+    assert "'element_identifiers' belongs only to src 'new_collection' elements" in message
+
+
+def test_unknown_keys_are_refused_listing_the_allowed_ones():
+    message = problems_of("list", [{**hda("a"), "identifier": "a"}])
+    assert "element_identifiers[0]: unknown key(s) ['identifier']; allowed:" in message
+
+
+@pytest.mark.parametrize("elements", [None, {"a": "x"}, "x"])
+def test_element_identifiers_must_be_a_list(elements):
+    assert "element_identifiers: must be a list of elements" in problems_of("list", elements)
+
+
+def test_elements_must_be_objects():
+    assert "element_identifiers[1]: must be an object like" in problems_of("list", [hda("a"), "x"])
+
+
+def test_every_problem_is_reported_up_to_a_cap_and_nothing_is_said_created():
+    message = problems_of("list", [{"name": "", "src": "hda", "id": "x"}] * (MAX_REPORTED_PROBLEMS + 5))
+    assert message.count("needs a non-empty string 'name'") == MAX_REPORTED_PROBLEMS
+    assert "... and 5 more problem(s)." in message
+    assert "Nothing was created." in message
+
+
+# ---- properties ----
+
+NAMES = st.text(alphabet="abcxyz_0123", min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(NAMES, max_size=12))
+def test_a_flat_list_is_valid_exactly_when_its_names_are_unique(names):
+    elements = [hda(name, f"id{i}") for i, name in enumerate(names)]
+    if len(set(names)) == len(names):
+        refs = check_element_identifiers("list", elements)
+        assert [ref.id for ref in refs] == [f"id{i}" for i in range(len(names))]
+    else:
+        assert "is already used by element" in problems_of("list", elements)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["forward", "reverse", "unpaired", "other"]), max_size=4))
+def test_pairing_rules_match_galaxys_accepted_name_sets(names):
+    elements = [hda(name) for name in names]
+    for collection_type, accepted in (
+        ("paired", [{"forward", "reverse"}]),
+        ("paired_or_unpaired", [{"forward", "reverse"}, {"unpaired"}]),
+    ):
+        valid = len(set(names)) == len(names) and set(names) in accepted
+        if valid:
+            check_element_identifiers(collection_type, elements)
+        else:
+            with pytest.raises(InvalidElements):
+                check_element_identifiers(collection_type, elements)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(min_value=1, max_value=4), st.integers(min_value=0, max_value=5))
+def test_nesting_is_valid_only_at_the_depth_of_the_type(type_depth, element_depth):
+    collection_type = ":".join(["list"] * type_depth)
+    element = hda("leaf")
+    for level in range(element_depth):
+        element = nested(f"n{level}", ":".join(["list"] * (level + 1)), [element])
+    if element_depth == type_depth - 1:
+        assert len(check_element_identifiers(collection_type, [element])) == 1
+    else:
+        with pytest.raises(InvalidElements):
+            check_element_identifiers(collection_type, [element])
