@@ -1,0 +1,357 @@
+"""Making inputs: pasted datasets, collections, and map-over in run_tool (field report gaps 1, 3, 5).
+
+An agent synthesises small files in context, groups datasets into collections and
+maps tools over them. Every write is checked before Galaxy creates anything, so a
+refused call leaves the history as it was: arguments first (size, datatype,
+collection shape through core.element_identifiers), then, through Galaxy's
+managers, that the history is the caller's to write and every element is the
+caller's to read. Pasted text goes through the same fetch request as
+``upload_file_from_url``; collections through Galaxy's collection service.
+"""
+
+import difflib
+from collections.abc import (
+    Callable,
+    Iterator,
+)
+from typing import Any
+
+from galaxy import exceptions
+from galaxy.managers.collections import DatasetCollectionManager
+from galaxy.managers.histories import HistoryManager
+from galaxy.managers.lddas import LDDAManager
+from galaxy.schema.fetch_data import (
+    DataElementsTarget,
+    FetchDataPayload,
+    HdaDestination,
+    PastedDataElement,
+    UrlDataElement,
+)
+from galaxy.schema.schema import CreateNewCollectionPayload
+
+from galaxy_mcp_analysis.core.collection_summary import (
+    collection_fields,
+    summarize_elements,
+)
+from galaxy_mcp_analysis.core.element_identifiers import (
+    check_element_identifiers,
+    ElementReference,
+    MAX_REPORTED_PROBLEMS,
+)
+from galaxy_mcp_analysis.core.map_over import (
+    DataInput,
+    map_over_hint,
+    one_per_name,
+    plan_map_over,
+)
+from galaxy_mcp_analysis.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+
+#: file_type values Galaxy's fetch accepts without a registered datatype of that name.
+DETECTED_FILE_TYPES = ("auto",)
+
+
+class MakingInputs:
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, services and ``settings``)."""
+
+    # ---- Datasets from text -------------------------------------------------------------
+
+    def create_dataset_from_text(
+        self,
+        history_id: str,
+        content: str,
+        name: str | None = None,
+        file_type: str = "auto",
+        dbkey: str = "?",
+    ) -> dict[str, Any]:
+        """A new dataset holding exactly ``content`` (UTF-8), uploaded as a pasted fetch element."""
+        size = len(content.encode("utf-8"))
+        if size == 0:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "content is empty; a dataset needs at least one byte.",
+                "Pass the text to store as content (e.g. 'chr1\\t100\\t200\\n').",
+            )
+        cap = self.settings.max_paste_bytes
+        if size > cap:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"content is {size} bytes; the server accepts at most {cap} bytes of pasted text.",
+                "Split it into several datasets, or publish the file at a URL and use upload_file_from_url.",
+            )
+        element = PastedDataElement(src="pasted", paste_content=content, ext=file_type, dbkey=dbkey, name=name)
+        result = self._fetch_into_history(history_id, element)
+        (output,) = result["outputs"]
+        return {
+            "dataset_id": output["id"],
+            "hid": output["hid"],
+            "name": output["name"],
+            "job_id": result["jobs"][0]["id"],
+            "state": output["state"],
+            "file_type": file_type,
+            "bytes": size,
+            "outputs": result["outputs"],
+        }
+
+    def upload_file_from_url(
+        self,
+        history_id: str,
+        url: str,
+        file_type: str = "auto",
+        dbkey: str = "?",
+        file_name: str | None = None,
+    ) -> dict[str, Any]:
+        """Galaxy's URL upload, now one element kind of the shared fetch request."""
+        element = UrlDataElement(src="url", url=url, ext=file_type, dbkey=dbkey, name=file_name)
+        return self._fetch_into_history(history_id, element)
+
+    def _fetch_into_history(self, history_id: str, element: PastedDataElement | UrlDataElement) -> dict[str, Any]:
+        """Galaxy's data fetch of one element into a history the caller may write."""
+        self._check_file_type(element.ext)
+        self._writable_history(history_id)
+        payload = FetchDataPayload(
+            history_id=history_id,
+            targets=[DataElementsTarget(destination=HdaDestination(type="hdas"), elements=[element])],
+        )
+        return self._encode_ids_in_response(self.tools_service.create_fetch(self.trans, payload))
+
+    def _check_file_type(self, file_type: str) -> None:
+        registry = self.app.datatypes_registry
+        if file_type in DETECTED_FILE_TYPES or registry.get_datatype_by_extension(file_type) is not None:
+            return
+        closest = difflib.get_close_matches(file_type, list(registry.datatypes_by_extension), n=6, cutoff=0.5)
+        raise AnalysisError(
+            ErrorCode.VALIDATION_ERROR,
+            f"file_type {file_type!r} is not a datatype this Galaxy knows."
+            + (f" Closest: {', '.join(closest)}." if closest else ""),
+            "Pass file_type='auto' to let Galaxy detect it, or a datatype extension such as "
+            "txt, tabular, csv, bed, gff3, fasta, fastqsanger, vcf, json; this server's full list is at "
+            "GET /api/datatypes (or in the upload form's type menu).",
+        )
+
+    def _writable_history(self, history_id: str):
+        """The caller's own history (Galaxy's HistoryManager decides), else a coded error."""
+        try:
+            return self.app[HistoryManager].get_mutable(
+                self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history
+            )
+        except exceptions.MalformedId:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"history_id {history_id!r} is not a valid encoded id.",
+                "Pass an `id` from list_histories() or create_history(name).",
+            ) from None
+        except exceptions.ObjectNotFound:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No history with id {history_id} exists.",
+                "List yours with list_histories() or make one with create_history(name).",
+            ) from None
+        except exceptions.ItemImmutableException:
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"History {history_id} is purged or archived; nothing can be added to it.",
+                "Create a new history with create_history(name) and work there.",
+            ) from None
+        except exceptions.ItemOwnershipException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"History {history_id} belongs to another user; only your own histories can be written to.",
+                "Use one of your histories (list_histories()) or create one with create_history(name).",
+            ) from None
+
+    # ---- Collections ---------------------------------------------------------------------
+
+    def create_collection(
+        self,
+        history_id: str,
+        collection_type: str,
+        element_identifiers: list[dict[str, Any]],
+        name: str | None = None,
+        hide_source_items: bool = False,
+        copy_elements: bool = True,
+    ) -> dict[str, Any]:
+        """A new history collection, created only once the whole request is known to succeed."""
+        references = check_element_identifiers(collection_type, element_identifiers)
+        self._writable_history(history_id)
+        self._check_element_references(references, hide_source_items)
+        payload = CreateNewCollectionPayload(
+            collection_type=collection_type,
+            element_identifiers=element_identifiers,
+            name=name if name is not None else f"{collection_type} of {len(element_identifiers)}",
+            hide_source_items=hide_source_items,
+            copy_elements=copy_elements,
+            instance_type="history",
+            history_id=history_id,
+        )
+        created = self.dataset_collections_service.create(self.trans, payload)
+        return {
+            "collection_id": self._encode_id(created["id"]),
+            "history_id": history_id,
+            **collection_fields(created),
+            **summarize_elements(created["elements"], self._encode_id),
+        }
+
+    def _check_element_references(self, references: list[ElementReference], hide_source_items: bool) -> None:
+        """Every element exists and the caller may read it (and hide it, if asked), before anything is made."""
+        problems = list(self._reference_problems(references, hide_source_items))
+        if not problems:
+            return
+        code = problems[0][0]
+        shown = [text for _, text in problems[:MAX_REPORTED_PROBLEMS]]
+        more = len(problems) - len(shown)
+        raise AnalysisError(
+            code,
+            "Elements of the new collection cannot be used:\n"
+            + "\n".join(f"- {text}" for text in shown)
+            + (f"\n- ... and {more} more." if more else "")
+            + "\nNothing was created.",
+            "Use ids from get_history_contents(history_id) of your own histories (or datasets shared with you), "
+            "then call create_collection again.",
+        )
+
+    def _reference_problems(
+        self, references: list[ElementReference], hide_source_items: bool
+    ) -> Iterator[tuple[ErrorCode, str]]:
+        decoded: dict[ElementReference, int] = {}
+        for reference in references:
+            try:
+                decoded[reference] = self.trans.security.decode_id(reference.id)
+            except exceptions.MalformedId:
+                yield ErrorCode.VALIDATION_ERROR, f"{reference.path}: {reference.id!r} is not a valid encoded id."
+        by_src: dict[str, list[ElementReference]] = {}
+        for reference in decoded:
+            by_src.setdefault(reference.src, []).append(reference)
+        yield from self._dataset_problems(by_src.get("hda", []), decoded, hide_source_items)
+        yield from self._collection_problems(by_src.get("hdca", []), decoded)
+        yield from self._library_dataset_problems(by_src.get("ldda", []), decoded)
+
+    def _dataset_problems(
+        self, references: list[ElementReference], decoded: dict[ElementReference, int], hide_source_items: bool
+    ) -> Iterator[tuple[ErrorCode, str]]:
+        user = self.trans.user
+        # One query for all datasets; the permission check itself stays Galaxy's, per dataset.
+        found = {hda.id: hda for hda in self.hda_manager.by_ids(sorted({decoded[r] for r in references}))}
+        for reference in references:
+            hda = found.get(decoded[reference])
+            if hda is None or hda.purged:
+                state = "has been purged" if hda is not None else "does not exist"
+                yield ErrorCode.NOT_FOUND, f"{reference.path}: history dataset {reference.id} {state}."
+            elif not self.hda_manager.is_accessible(hda, user):
+                yield (
+                    ErrorCode.AUTHORIZATION_ERROR,
+                    f"{reference.path}: dataset {reference.id} is not accessible to this API key's user.",
+                )
+            elif hide_source_items and not self.hda_manager.is_owner(hda, user):
+                yield (
+                    ErrorCode.VALIDATION_ERROR,
+                    f"{reference.path}: dataset {reference.id} belongs to another user, so hide_source_items "
+                    "cannot hide it; pass hide_source_items=false or copy it into your history first.",
+                )
+
+    def _collection_problems(
+        self, references: list[ElementReference], decoded: dict[ElementReference, int]
+    ) -> Iterator[tuple[ErrorCode, str]]:
+        collections = self.app[DatasetCollectionManager]
+        for reference in references:
+            hdca, problem = _looked_up(
+                reference,
+                "history collection",
+                lambda item_id: collections.get_dataset_collection_instance(
+                    self.trans, "history", item_id, check_accessible=True
+                ),
+                decoded[reference],
+            )
+            if problem:
+                yield problem
+            elif hdca.collection.collection_type != reference.collection_type:
+                yield (
+                    ErrorCode.VALIDATION_ERROR,
+                    f"{reference.path}: collection {reference.id} is a {hdca.collection.collection_type!r}; "
+                    f"this level needs a {reference.collection_type!r} collection.",
+                )
+
+    def _library_dataset_problems(
+        self, references: list[ElementReference], decoded: dict[ElementReference, int]
+    ) -> Iterator[tuple[ErrorCode, str]]:
+        lddas = self.app[LDDAManager]
+        for reference in references:
+            _, problem = _looked_up(
+                reference,
+                "library dataset",
+                lambda item_id: lddas.get(self.trans, item_id, check_accessible=True),
+                decoded[reference],
+            )
+            if problem:
+                yield problem
+
+    # ---- Map-over in Galaxy's run_tool / get_tool_details -----------------------------------
+
+    def run_tool(self, history_id: str, tool_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Galaxy's run_tool, with bare collections on dataset inputs mapped over (core.map_over)."""
+        tool = self._get_toolbox_tool(tool_id)
+        plan = plan_map_over(data_inputs(tool.inputs) if tool else [], inputs)
+        result = super().run_tool(history_id, tool_id, plan.inputs)
+        result["mapped_over"] = plan.mapped_over
+        result["implicit_collections"] = [
+            {"id": hdca["id"], **collection_fields(hdca), "output_name": hdca.get("output_name")}
+            for hdca in result.get("implicit_collections", [])
+        ]
+        return result
+
+    def get_tool_details(self, tool_id: str, io_details: bool = False) -> dict[str, Any]:
+        """Galaxy's tool details; with io_details each dataset input says how to give it a collection."""
+        details = super().get_tool_details(tool_id, io_details)
+        if not io_details:
+            return details
+        declared = data_inputs(self._get_toolbox_tool(tool_id).inputs)
+        top_level = {data_input.name: data_input for data_input in declared if len(data_input.path) == 1}
+        for entry in details["inputs"]:
+            if entry["name"] in top_level:
+                entry.update(map_over_hint(top_level[entry["name"]]))
+        # Galaxy lists only top-level parameters; these are reachable only by their flat names.
+        details["nested_data_inputs"] = [
+            {"name": data_input.name, "type": "data_collection" if data_input.collection else "data"}
+            | map_over_hint(data_input)
+            for data_input in declared
+            if len(data_input.path) > 1
+        ]
+        return details
+
+
+def _looked_up(
+    reference: ElementReference, kind: str, lookup: Callable[[int], Any], item_id: int
+) -> tuple[Any, tuple[ErrorCode, str] | None]:
+    """``(item, None)``, or ``(None, problem)`` when Galaxy's lookup refuses the element."""
+    try:
+        return lookup(item_id), None
+    except exceptions.ItemAccessibilityException:
+        return None, (ErrorCode.AUTHORIZATION_ERROR, f"{reference.path}: {kind} {reference.id} is not accessible.")
+    except exceptions.MessageException:  # Galaxy's lookups report an unknown id as a plain or parameter error
+        return None, (ErrorCode.NOT_FOUND, f"{reference.path}: no {kind} with id {reference.id} exists.")
+
+
+def data_inputs(inputs: dict) -> list[DataInput]:
+    """The dataset and collection parameters of a tool's inputs (Galaxy's ``tool.inputs``), at any depth."""
+    return one_per_name(_declared_data_inputs(inputs, (), frozenset()))
+
+
+def _declared_data_inputs(inputs: dict, path: tuple[str, ...], repeats: frozenset[int]) -> Iterator[DataInput]:
+    for parameter in inputs.values():
+        here = path + (parameter.name,)
+        if parameter.type == "repeat":
+            yield from _declared_data_inputs(parameter.inputs, here, repeats | {len(path)})
+        elif parameter.type == "conditional":
+            for case in parameter.cases:
+                yield from _declared_data_inputs(case.inputs, here, repeats)
+        elif parameter.type == "section":
+            yield from _declared_data_inputs(parameter.inputs, here, repeats)
+        elif parameter.type in ("data", "data_collection"):
+            yield DataInput(
+                path=here,
+                repeats=repeats,
+                collection=parameter.type == "data_collection",
+                multiple=bool(getattr(parameter, "multiple", False)),
+            )

@@ -1,0 +1,143 @@
+"""MCP declarations for making inputs (operations in galaxy_mcp_analysis.making_inputs)."""
+
+from typing import (
+    Annotated,
+    Any,
+)
+
+from pydantic import Field
+
+from galaxy_mcp_analysis.mcp_tools import analysis_tool
+from galaxy_mcp_analysis.tools.params import HistoryId
+
+
+@analysis_tool(title="Create dataset from text", read_only=False)
+def create_dataset_from_text(
+    ops,
+    history_id: HistoryId,
+    content: Annotated[
+        str, Field(description="The file's text, stored byte for byte as UTF-8 (1 MiB cap by default).")
+    ],
+    name: Annotated[str | None, Field(description="Dataset name; Galaxy's default is 'Pasted Entry'.")] = None,
+    file_type: Annotated[
+        str, Field(description="Datatype extension (tabular, bed, fasta, ...) or 'auto' to let Galaxy detect it.")
+    ] = "auto",
+    dbkey: Annotated[str, Field(description="Genome build, e.g. 'hg38'; '?' for unknown.")] = "?",
+) -> dict[str, Any]:
+    """Create a history dataset from text you have in context (a small TSV, BED, FASTA, ...).
+
+    Uploads the content as a pasted element through Galaxy's data fetch, the same path as
+    upload_file_from_url. Returns dataset_id, hid, name, job_id, state (usually "queued"),
+    file_type, bytes, and Galaxy's outputs. The dataset is usable as a tool input at once;
+    its bytes are exactly the content given (no line-ending or tab conversion).
+
+    Example: create_dataset_from_text(history_id="f2db41e1fa331b3e", name="regions.bed",
+    file_type="bed", content="chr1\\t100\\t200\\nchr2\\t300\\t400\\n") -> {"dataset_id": "...", ...}
+
+    Errors (nothing is created): [VALIDATION_ERROR] empty content, content over the server cap,
+    unknown file_type (closest datatypes listed); [AUTHORIZATION_ERROR] another user's history;
+    [NOT_FOUND] unknown history.
+    Next: create_collection to group datasets; run_tool; peek_dataset_content to read it back.
+    """
+    return ops.create_dataset_from_text(history_id, content, name=name, file_type=file_type, dbkey=dbkey)
+
+
+@analysis_tool(title="Create dataset collection", read_only=False)
+def create_collection(
+    ops,
+    history_id: HistoryId,
+    collection_type: Annotated[
+        str,
+        Field(
+            description="list, paired, paired_or_unpaired, or nested with ':' (list:paired, list:list, "
+            "list:paired_or_unpaired, ...)."
+        ),
+    ],
+    element_identifiers: Annotated[
+        list[dict[str, Any]],
+        Field(
+            description='Elements in Galaxy\'s shape: [{"name": "s1", "src": "hda", "id": "<dataset id>"}, ...]; '
+            'for nested types each element is {"name", "src": "new_collection", "collection_type": "<inner type>", '
+            '"element_identifiers": [...]} (or {"name", "src": "hdca", "id"} of an existing inner collection).'
+        ),
+    ],
+    name: Annotated[str | None, Field(description="Collection name; default '<collection_type> of <n>'.")] = None,
+    hide_source_items: Annotated[
+        bool, Field(description="Hide the source datasets in the history (only your own datasets can be hidden).")
+    ] = False,
+    copy_elements: Annotated[
+        bool, Field(description="Put copies of the datasets in the collection (Galaxy's default for new collections).")
+    ] = True,
+) -> dict[str, Any]:
+    """Create a dataset collection in a history from existing datasets: the input for map-over.
+
+    Rules, all checked before anything is created (a refused call changes nothing): element
+    names unique at each level; paired has exactly "forward" and "reverse"; paired_or_unpaired has
+    forward+reverse or a single "unpaired"; nesting depth matches collection_type; src is hda or
+    ldda at the innermost level, new_collection or hdca above it; every id exists and is
+    readable by you. Returns collection_id, hid, name, collection_type, element_count,
+    populated_state, and elements (identifier, element_type, id, state) for at most 50 elements
+    (elements_truncated says when more exist; list them with get_collection_details).
+
+    Example (list:paired): create_collection(history_id="f2db41e1fa331b3e",
+    collection_type="list:paired", element_identifiers=[{"name": "s1", "src": "new_collection",
+    "collection_type": "paired", "element_identifiers": [{"name": "forward", "src": "hda", "id": "a1"},
+    {"name": "reverse", "src": "hda", "id": "b2"}]}])
+
+    Errors: [VALIDATION_ERROR] shape problems, each with its path (element_identifiers[2]...) and fix;
+    [NOT_FOUND] unknown ids; [AUTHORIZATION_ERROR] another user's history or private dataset.
+    Next: run_tool with {"<input>": {"src": "hdca", "id": collection_id}} maps a tool over it.
+    """
+    return ops.create_collection(
+        history_id,
+        collection_type,
+        element_identifiers,
+        name=name,
+        hide_source_items=hide_source_items,
+        copy_elements=copy_elements,
+    )
+
+
+#: Stock Galaxy tools whose behaviour the patch set extends; their descriptions say how.
+STOCK_DESCRIPTIONS = {
+    "run_tool": """Run a Galaxy tool in a history; returns the jobs and outputs it created.
+
+    inputs uses Galaxy's flat parameter names (get_tool_details(tool_id, io_details=True)):
+    a parameter in a conditional or section is "cond|param", in the n-th repeat block
+    "queries_0|input2". Values: a dataset {"src": "hda", "id": "<id>"}, a collection
+    {"src": "hdca", "id": "<id>"}, or a plain value.
+
+    Map-over (one job per collection element): give a single-dataset input the batch form
+    {"input": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}}. Example:
+        run_tool(history_id="f2db41e1fa331b3e", tool_id="cat1",
+                 inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
+    A bare {"src": "hdca", "id": ...} given to a single-dataset input is wrapped into that form
+    for you and listed in mapped_over [{input, collection_id}]. Never wrapped: inputs the tool
+    declares as collections (data_collection), multiple="true" dataset inputs (they take the
+    whole collection in one job), values already in batch form. Two mapped inputs are matched
+    element by element.
+
+    Returns jobs (encoded ids; poll get_job_status(job_id)), outputs, output_collections,
+    mapped_over, and implicit_collections [{id, hid, name, collection_type, element_count,
+    populated_state, output_name}]: the collections of per-element outputs.
+
+    Errors: unknown tool, wrong parameter names or shapes (see get_tool_details), ids you cannot read.
+    Next: get_job_status(job_id); get_collection_details(id) of an implicit collection;
+    peek_dataset_content(dataset_id) to read an output.
+    """,
+    "get_tool_details": """Describe a Galaxy tool: id, name, version, help; with io_details=True its inputs and outputs.
+
+    With io_details=True every dataset input in `inputs` says how to give it a collection:
+    takes_collection=false inputs carry map_over, the exact value that runs the tool once per
+    element ({"batch": true, "values": [{"src": "hdca", "id": "<collection_id>"}]}); true means the
+    collection itself is the input (data_collection, or multiple="true"). Dataset inputs inside
+    conditionals, sections and repeats, which `inputs` shows only as their container, are listed in
+    nested_data_inputs by their flat run_tool names ("cond|param", "queries_0|input2").
+
+    Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
+    "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
+
+    Errors: unknown tool id (find ids with search_tools).
+    Next: run_tool(history_id, tool_id, inputs); get_tool_run_examples(tool_id).
+    """,
+}
