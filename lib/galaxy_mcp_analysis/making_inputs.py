@@ -234,12 +234,14 @@ class MakingInputs:
         user = self.trans.user
         # One query for all datasets; the permission check itself stays Galaxy's, per dataset.
         found = {hda.id: hda for hda in self.hda_manager.by_ids(sorted({decoded[r] for r in references}))}
+        # Each distinct dataset is checked once, however many elements name it.
+        accessible = {hda_id: self.hda_manager.is_accessible(hda, user) for hda_id, hda in found.items()}
         for reference in references:
             hda = found.get(decoded[reference])
             if hda is None or hda.purged:
                 state = "has been purged" if hda is not None else "does not exist"
                 yield ErrorCode.NOT_FOUND, f"{reference.path}: history dataset {reference.id} {state}."
-            elif not self.hda_manager.is_accessible(hda, user):
+            elif not accessible[hda.id]:
                 yield (
                     ErrorCode.AUTHORIZATION_ERROR,
                     f"{reference.path}: dataset {reference.id} is not accessible to this API key's user.",
