@@ -1,0 +1,160 @@
+"""What an agent needs from a finished job: bounded log excerpts and the silent-failure rule.
+
+Logs: a job's stderr can be megabytes. The cause of a failure is usually at the
+end (the last error before exit) and the context at the start (versions, the
+command's first complaints), so a long log keeps its head and its tail and drops
+the middle, with one marker line saying how many bytes went. Budgets count UTF-8
+bytes, not characters, and a cut never splits a character.
+
+Silent failure: a job can finish ``ok`` and still have produced nothing, e.g.
+``tool ... | tee log`` where the pipe swallows the tool's exit code. A job in
+state ``ok`` with a 0-byte declared output is suspect. Outputs the tool itself
+says may be empty are listed but do not raise the suspicion:
+
+- *optional* outputs, declared with a ``<filter>``: produced only when a
+  parameter asks for them (unmatched reads, a discard log), and empty is often
+  the right answer there;
+- *discovered* datasets, and the primary dataset of an output that discovers
+  datasets: the tool decides at run time which files to write, and the primary
+  is often a placeholder.
+
+Visibility does not matter (the element datasets of a mapped run are hidden),
+and an output whose size is unknown (purged, never stored) is never empty.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from galaxy_mcp_analysis.core import InvalidInput
+
+#: Smallest useful ``max_bytes`` for a log: room for the marker line and some of each end.
+MIN_LOG_BYTES = 256
+#: Share of a truncated log's budget kept from its start; the rest goes to the end.
+HEAD_SHARE = 1 / 3
+
+
+class LogBudgetError(InvalidInput):
+    """A ``max_bytes`` for logs the agent can fix."""
+
+
+@dataclass(frozen=True)
+class LogExcerpt:
+    text: str
+    dropped_bytes: int  # bytes of the middle replaced by the marker line
+
+    @property
+    def truncated(self) -> bool:
+        return self.dropped_bytes > 0
+
+
+def log_budget(requested: int, cap: int) -> tuple[int, bool]:
+    """``(applied, capped)``: the per-log byte budget, at least MIN_LOG_BYTES and at most ``cap``."""
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < MIN_LOG_BYTES:
+        raise LogBudgetError(f"max_bytes must be an integer >= {MIN_LOG_BYTES}, got {requested!r}")
+    cap = max(cap, MIN_LOG_BYTES)
+    return min(requested, cap), requested > cap
+
+
+def excerpt(text: str | None, max_bytes: int) -> LogExcerpt:
+    """``text`` whole if its UTF-8 form fits ``max_bytes``, else its head and tail around a marker line.
+
+    The excerpt's UTF-8 form is never longer than ``max_bytes`` (marker included),
+    and ``dropped_bytes`` is exactly what is missing between head and tail.
+    """
+    if max_bytes < MIN_LOG_BYTES:
+        raise LogBudgetError(f"max_bytes must be at least {MIN_LOG_BYTES}, got {max_bytes}")
+    data = (text or "").encode("utf-8", errors="replace")
+    if len(data) <= max_bytes:
+        return LogExcerpt(data.decode("utf-8"), 0)
+    # Size the marker for the largest possible count; the real one is never longer.
+    room = max_bytes - len(_marker(len(data)))
+    head_end = _char_start_at_or_before(data, int(room * HEAD_SHARE))
+    tail_start = _char_start_at_or_after(data, len(data) - (room - int(room * HEAD_SHARE)))
+    dropped = tail_start - head_end
+    return LogExcerpt(data[:head_end].decode("utf-8") + _marker(dropped) + data[tail_start:].decode("utf-8"), dropped)
+
+
+def _marker(dropped: int) -> str:
+    return f"\n[... {dropped} bytes dropped from the middle of this log ...]\n"
+
+
+def _is_continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80
+
+
+def _char_start_at_or_before(data: bytes, index: int) -> int:
+    while 0 < index < len(data) and _is_continuation(data[index]):
+        index -= 1
+    return index
+
+
+def _char_start_at_or_after(data: bytes, index: int) -> int:
+    while index < len(data) and _is_continuation(data[index]):
+        index += 1
+    return index
+
+
+@dataclass(frozen=True)
+class JobOutput:
+    """One dataset a job wrote, as plain data."""
+
+    name: str  # as the job records it: the tool's output name, or Galaxy's name for an element/discovered file
+    dataset_id: str
+    size: int | None  # bytes; None when unknown (purged, not stored)
+    optional: bool = False  # declared with a <filter>: produced on request, may rightly be empty
+    discovered: bool = False  # written at the tool's discretion (discover_datasets)
+
+    @property
+    def may_be_empty(self) -> bool:
+        return self.optional or self.discovered
+
+
+@dataclass(frozen=True)
+class OutputVerdict:
+    empty_outputs: list[dict[str, Any]]
+    suspected_silent_failure: bool
+
+
+def judge_outputs(job_state: str, outputs: Iterable[JobOutput]) -> OutputVerdict:
+    """The silent-failure rule: an ``ok`` job with an empty output it had to produce is suspect.
+
+    Empty outputs are only reported for ``ok`` jobs: a queued or running job's
+    outputs are empty because they are not written yet, and a failed job's
+    failure is already its state.
+    """
+    if job_state != "ok":
+        return OutputVerdict([], False)
+    empty = [output for output in outputs if output.size == 0]
+    return OutputVerdict(
+        [_describe_empty(output) for output in empty],
+        any(not output.may_be_empty for output in empty),
+    )
+
+
+def _describe_empty(output: JobOutput) -> dict[str, Any]:
+    described: dict[str, Any] = {
+        "name": output.name,
+        "dataset_id": output.dataset_id,
+        "size": output.size,
+        "may_be_empty": output.may_be_empty,
+    }
+    if output.optional:
+        described["why"] = "optional output (the tool declares it with a filter)"
+    elif output.discovered:
+        described["why"] = "discovered dataset (the tool chooses at run time which files to write)"
+    return described
+
+
+# Galaxy records a discovered dataset as "__new_primary_file_<output>|<designation>__"
+# and an element of a statically structured output collection as "<output>|__part__|<element>".
+_DISCOVERED = re.compile(r"^__new_primary_file_(?P<output>[^|]+)\|.*__$")
+_COLLECTION_PART = "|__part__|"
+
+
+def declared_output(association_name: str) -> tuple[str, bool]:
+    """``(tool output name, discovered)`` for the name a job's output association carries."""
+    if match := _DISCOVERED.match(association_name):
+        return match.group("output"), True
+    return association_name.split(_COLLECTION_PART, 1)[0], False

@@ -1,0 +1,53 @@
+"""Bounded waiting: the core of ``wait_for_jobs``.
+
+A wait is a loop of cheap polls with sleeps in between. Two things matter more
+than the polling itself: the wait ends by a deadline the server caps (an agent's
+client times out, and every waiting call occupies a worker thread), and nothing
+the poll used is kept while sleeping. ``release`` runs before every sleep so the
+caller can hand its database connection back; a sleeping wait then holds no
+connection, no transaction and no stale objects.
+"""
+
+import time
+from collections.abc import Callable
+
+from galaxy_mcp_analysis.core import InvalidInput
+
+FIRST_INTERVAL_SECONDS = 0.25
+MAX_INTERVAL_SECONDS = 2.0  # jobs take seconds to hours; 2 s keeps short jobs snappy and polls cheap
+
+
+class WaitArgumentError(InvalidInput):
+    """A timeout the agent can fix."""
+
+
+def wait_budget(requested: int, cap: int) -> tuple[int, bool]:
+    """``(applied, capped)``: the timeout in seconds, limited to the server's ``cap``."""
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 0:
+        raise WaitArgumentError(f"timeout_seconds must be an integer >= 0, got {requested!r}")
+    return min(requested, cap), requested > cap
+
+
+def poll_until(
+    done: Callable[[], bool],
+    timeout_seconds: float,
+    *,
+    release: Callable[[], None],
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> bool:
+    """Call ``done`` until it is true or ``timeout_seconds`` pass; returns whether it timed out.
+
+    ``done`` is always called at least once, and once more at the deadline, so
+    the caller's last snapshot is never older than the wait.
+    """
+    deadline = clock() + timeout_seconds
+    interval = FIRST_INTERVAL_SECONDS
+    while not done():
+        remaining = deadline - clock()
+        if remaining <= 0:
+            return True
+        release()
+        sleep(min(interval, remaining))
+        interval = min(interval * 2, MAX_INTERVAL_SECONDS)
+    return False

@@ -1,0 +1,237 @@
+"""core.job_logs and core.waiting: log excerpts, the silent-failure rule, bounded polling."""
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.job_logs import (
+    declared_output,
+    excerpt,
+    judge_outputs,
+    JobOutput,
+    log_budget,
+    LogBudgetError,
+    MIN_LOG_BYTES,
+)
+from galaxy_mcp_analysis.core.waiting import (
+    MAX_INTERVAL_SECONDS,
+    poll_until,
+    wait_budget,
+    WaitArgumentError,
+)
+
+PROPERTY = settings(max_examples=300, deadline=None)
+MARKER = re.compile(r"\n\[\.\.\. (\d+) bytes dropped from the middle of this log \.\.\.\]\n")
+
+# Logs biased towards what breaks byte cuts: 2-, 3- and 4-byte characters, newlines, tracebacks.
+_PIECES = st.one_of(
+    st.sampled_from(["\n", "é", "€", "😀", "日本語", "Traceback (most recent call last):\n", "x" * 40]),
+    st.characters(blacklist_categories=("Cs",)),
+)
+LOGS = st.lists(_PIECES, max_size=300).map("".join)
+BUDGETS = st.integers(min_value=MIN_LOG_BYTES, max_value=700)
+
+
+def split_excerpt(data: bytes, text: str, dropped: int) -> tuple[bytes, bytes]:
+    """(head, tail) bytes of a truncated excerpt of ``data``; fails unless the shape is exact."""
+    for match in MARKER.finditer(text):
+        head, tail = text[: match.start()].encode(), text[match.end() :].encode()
+        if int(match.group(1)) == dropped and data.startswith(head) and data.endswith(tail):
+            if len(head) + dropped + len(tail) == len(data):
+                return head, tail
+    raise AssertionError(f"no head + marker + tail split of {text!r}")
+
+
+@PROPERTY
+@given(LOGS, BUDGETS)
+def test_an_excerpt_never_exceeds_its_byte_budget(log, max_bytes):
+    assert len(excerpt(log, max_bytes).text.encode()) <= max_bytes
+
+
+@PROPERTY
+@given(LOGS, BUDGETS)
+def test_a_log_that_fits_is_returned_whole(log, max_bytes):
+    result = excerpt(log, max_bytes)
+    assert result.truncated == (len(log.encode()) > max_bytes)
+    if not result.truncated:
+        assert (result.text, result.dropped_bytes) == (log, 0)
+
+
+@PROPERTY
+@given(LOGS, BUDGETS)
+def test_a_long_log_keeps_exact_head_and_tail_around_one_marker(log, max_bytes):
+    data = log.encode()
+    result = excerpt(log, max_bytes)
+    if not result.truncated:
+        return
+    head, tail = split_excerpt(data, result.text, result.dropped_bytes)
+    # Cuts land on character starts only, so the budget is used up to 3 bytes per cut
+    # (and the digits the real count has fewer than the total's).
+    digit_slack = len(str(len(data))) - len(str(result.dropped_bytes))
+    assert len(result.text.encode()) >= max_bytes - 6 - digit_slack
+    assert len(tail) + 3 >= len(head)  # the end of a log, where failures are, gets the larger share
+
+
+def test_cuts_never_split_a_multi_byte_character():
+    log = "é" * 500 + "😀" * 500  # 1000 two-byte then 2000 four-byte
+    for max_bytes in range(MIN_LOG_BYTES, MIN_LOG_BYTES + 8):
+        result = excerpt(log, max_bytes)
+        head, tail = split_excerpt(log.encode(), result.text, result.dropped_bytes)
+        assert set(head.decode()) == {"é"} and set(tail.decode()) == {"😀"}
+        assert len(result.text.encode()) <= max_bytes
+
+
+def test_the_marker_counts_the_bytes_dropped():
+    log = "START\n" + "m" * 10_000 + "\nEND: Fatal error: exit code 1\n"
+    result = excerpt(log, 1000)
+    assert result.text.startswith("START\n") and result.text.endswith("END: Fatal error: exit code 1\n")
+    assert len(MARKER.findall(result.text)) == 1
+    assert result.dropped_bytes == len(log.encode()) - len(MARKER.sub("", result.text).encode())
+
+
+def test_missing_logs_are_empty_text():
+    assert excerpt(None, MIN_LOG_BYTES) == excerpt("", MIN_LOG_BYTES)
+    assert excerpt(None, MIN_LOG_BYTES).text == ""
+
+
+@pytest.mark.parametrize("bad", [MIN_LOG_BYTES - 1, 0, -5, True, 4000.0, "4000"])
+def test_a_budget_below_the_minimum_is_an_input_error(bad):
+    with pytest.raises(LogBudgetError, match="max_bytes must be an integer >= 256") as raised:
+        log_budget(bad, cap=1 << 20)
+    assert isinstance(raised.value, InvalidInput)
+
+
+def test_a_budget_above_the_cap_is_clamped():
+    assert log_budget(4000, cap=1 << 20) == (4000, False)
+    assert log_budget(5_000_000, cap=1 << 20) == (1 << 20, True)
+    assert log_budget(4000, cap=10) == (MIN_LOG_BYTES, True)  # a tiny read cap still leaves a usable log
+
+
+# ---- the silent-failure rule ----
+
+
+def output(name="out_file1", size=0, **flags) -> JobOutput:
+    return JobOutput(name=name, dataset_id=f"id-{name}", size=size, **flags)
+
+
+def test_an_ok_job_with_an_empty_required_output_is_suspect():
+    verdict = judge_outputs("ok", [output(size=0), output("log", size=12)])
+    assert verdict.suspected_silent_failure is True
+    assert verdict.empty_outputs == [{"name": "out_file1", "dataset_id": "id-out_file1", "size": 0, "may_be_empty": False}]
+
+
+def test_an_ok_job_with_only_non_empty_outputs_is_not_suspect():
+    verdict = judge_outputs("ok", [output(size=1), output("b", size=10**12)])
+    assert (verdict.empty_outputs, verdict.suspected_silent_failure) == ([], False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "why"),
+    [({"optional": True}, "optional output"), ({"discovered": True}, "discovered dataset")],
+)
+def test_outputs_the_tool_allows_to_be_empty_are_listed_but_not_suspect(flags, why):
+    verdict = judge_outputs("ok", [output(**flags)])
+    assert verdict.suspected_silent_failure is False
+    [empty] = verdict.empty_outputs
+    assert empty["may_be_empty"] is True and empty["why"].startswith(why)
+
+
+def test_one_required_empty_output_is_enough_among_allowed_ones():
+    outputs = [output("unmatched", optional=True), output("split|a", discovered=True), output("main")]
+    verdict = judge_outputs("ok", outputs)
+    assert verdict.suspected_silent_failure is True
+    assert [e["name"] for e in verdict.empty_outputs] == ["unmatched", "split|a", "main"]
+
+
+def test_an_unknown_size_is_not_empty():
+    assert judge_outputs("ok", [output(size=None)]).empty_outputs == []
+
+
+@pytest.mark.parametrize("state", ["new", "queued", "running", "error", "failed", "paused", "deleted"])
+def test_only_ok_jobs_are_judged(state):
+    verdict = judge_outputs(state, [output(size=0)])
+    assert (verdict.empty_outputs, verdict.suspected_silent_failure) == ([], False)
+
+
+@pytest.mark.parametrize(
+    ("association", "expected"),
+    [
+        ("out_file1", ("out_file1", False)),
+        ("output|__part__|forward", ("output", False)),
+        ("__new_primary_file_report|sample1__", ("report", True)),
+        ("__new_primary_file_split|a:b__", ("split", True)),
+    ],
+)
+def test_job_output_names_map_to_the_tools_declared_output(association, expected):
+    assert declared_output(association) == expected
+
+
+# ---- bounded polling ----
+
+
+class FakeTime:
+    def __init__(self):
+        self.now = 0.0
+        self.events: list[str] = []
+
+    def sleep(self, seconds):
+        self.events.append(f"sleep {seconds:g}")
+        self.now += seconds
+
+    def release(self):
+        self.events.append("release")
+
+    def poller(self, polls_until_done: int | None):
+        def done():
+            self.events.append("poll")
+            return polls_until_done is not None and self.events.count("poll") >= polls_until_done
+
+        return done
+
+
+def test_a_finished_wait_neither_sleeps_nor_releases():
+    fake = FakeTime()
+    assert poll_until(fake.poller(1), 60, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now) is False
+    assert fake.events == ["poll"]
+
+
+def test_the_session_is_released_before_every_sleep():
+    fake = FakeTime()
+    timed_out = poll_until(fake.poller(4), 60, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now)
+    assert timed_out is False
+    assert fake.events == ["poll", "release", "sleep 0.25", "poll", "release", "sleep 0.5", "poll", "release", "sleep 1", "poll"]
+
+
+def test_a_wait_ends_at_its_deadline_after_a_last_poll():
+    fake = FakeTime()
+    assert poll_until(fake.poller(None), 10, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now) is True
+    assert fake.now == 10
+    assert fake.events[-1] == "poll"
+    sleeps = [float(event.split()[1]) for event in fake.events if event.startswith("sleep")]
+    assert max(sleeps) == MAX_INTERVAL_SECONDS
+    assert all(fake.events[i - 1] == "release" for i, event in enumerate(fake.events) if event.startswith("sleep"))
+
+
+def test_a_zero_timeout_checks_once():
+    fake = FakeTime()
+    assert poll_until(fake.poller(None), 0, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now) is True
+    assert fake.events == ["poll"]
+
+
+def test_timeouts_are_capped_and_checked():
+    assert wait_budget(60, cap=120) == (60, False)
+    assert wait_budget(600, cap=120) == (120, True)
+    assert wait_budget(0, cap=120) == (0, False)
+    for bad in (-1, True, 1.5):
+        with pytest.raises(WaitArgumentError, match="timeout_seconds must be an integer >= 0"):
+            wait_budget(bad, cap=120)
+
+
+def test_the_wait_cap_is_an_admin_setting():
+    from galaxy_mcp_analysis.settings import Settings
+
+    assert Settings().max_wait_seconds == 120
+    assert Settings.from_environ({"GALAXY_MCP_ANALYSIS_MAX_WAIT_SECONDS": "30"}).max_wait_seconds == 30
