@@ -117,12 +117,12 @@ STOCK_DESCRIPTIONS = {
     whole collection in one job), values already in batch form. Two mapped inputs are matched
     element by element.
 
-    Returns jobs (encoded ids; poll get_job_status(job_id)), outputs, output_collections,
+    Returns jobs (encoded ids; wait with wait_for_jobs(job_ids=...)), outputs, output_collections,
     mapped_over, and implicit_collections [{id, hid, name, collection_type, element_count,
     populated_state, output_name}]: the collections of per-element outputs.
 
     Errors: unknown tool, wrong parameter names or shapes (see get_tool_details), ids you cannot read.
-    Next: get_job_status(job_id); get_collection_details(id) of an implicit collection;
+    Next: wait_for_jobs(job_ids=...); get_collection_details(id) of an implicit collection;
     peek_dataset_content(dataset_id) to read an output.
     """,
     "get_tool_details": """Describe a Galaxy tool: id, name, version, help; with io_details=True its inputs and outputs.

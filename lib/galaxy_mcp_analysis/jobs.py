@@ -1,0 +1,331 @@
+"""Debugging jobs: ``get_job_errors``, silent-failure flags, ``wait_for_jobs`` (field report gap 4).
+
+Galaxy already records a job's tool and job stdout/stderr; stock MCP had no way
+to read them by job, and nothing noticed a job that finished ``ok`` with empty
+outputs. Permission checks are Galaxy's (``JobManager.get_accessible_job``,
+``HDAManager.get_accessible``, ``HistoryManager.get_accessible``), the log view is
+Galaxy's REST view of a job (so ``command_line`` appears exactly where Galaxy
+shows it), and the rules live in ``core.job_logs`` and ``core.waiting``.
+"""
+
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
+
+from galaxy import exceptions
+from galaxy.managers.histories import HistoryManager
+from galaxy.managers.jobs import view_show_job
+from galaxy.model import Job
+from galaxy.schema.schema import JobState
+from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
+from sqlalchemy import select
+
+from galaxy_mcp_analysis.core.job_logs import (
+    declared_output,
+    excerpt,
+    judge_outputs,
+    JobOutput,
+    log_budget,
+    OutputVerdict,
+)
+from galaxy_mcp_analysis.core.waiting import (
+    poll_until,
+    wait_budget,
+)
+from galaxy_mcp_analysis.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+
+#: The logs get_job_errors returns, each cut to the byte budget on its own.
+LOG_FIELDS = ("info", "tool_stderr", "tool_stdout", "job_stderr", "job_stdout")
+#: States a wait ends on: Galaxy's Job.is_terminal states, plus "failed" (a job Galaxy could not start).
+WAIT_ENDS = frozenset({"ok", "error", "deleted", "skipped", "paused", "stopped", "failed"})
+STILL_RUNNING = sorted(state.value for state in JobState if state.value not in WAIT_ENDS)
+#: Jobs one wait tracks (Galaxy's own page size for job listings).
+MAX_WAITED_JOBS = 500
+#: Waits that may sleep at once in one Galaxy process. MCP tools run on anyio's worker threads
+#: (40 by default, shared by every MCP call); measured: with 45 sleeping waits a `connect` took
+#: 6.9 s instead of 0.02 s. Past this many, a wait checks once and says server_busy.
+MAX_SLEEPING_WAITS = 16
+_sleeping_waits = threading.BoundedSemaphore(MAX_SLEEPING_WAITS)
+
+
+class DebuggingJobs:
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``hda_manager``,
+    ``jobs_service``, ``settings``)."""
+
+    def get_job_errors(
+        self, *, job_id: str | None = None, dataset_id: str | None = None, max_bytes: int = 4000
+    ) -> dict[str, Any]:
+        """A job's logs, exit code and output verdict, keyed by the job or by a dataset it created.
+
+        Keyword-only: Galaxy's own signature was ``get_job_errors(dataset_id)``, and a
+        dataset id passed positionally must not be read as a job id.
+        """
+        budget, capped = log_budget(max_bytes, self.settings.max_read_bytes)
+        job = self._job_named_by(job_id, dataset_id)
+        logs = {field: excerpt(getattr(job, field), budget) for field in LOG_FIELDS}
+        verdict = self._judge_outputs(job)
+        result: dict[str, Any] = {
+            "job_id": self.trans.security.encode_id(job.id),
+            "tool_id": job.tool_id,
+            "tool_version": job.tool_version,
+            "state": job.state,
+            "exit_code": job.exit_code,
+            **{field: log.text for field, log in logs.items()},
+            "truncated": any(log.truncated for log in logs.values()),
+            "job_messages": job.job_messages or [],
+            "empty_outputs": verdict.empty_outputs,
+            "suspected_silent_failure": verdict.suspected_silent_failure,
+            "max_bytes_applied": budget,
+            "capped": capped,
+        }
+        # Galaxy's REST view of the job decides: admins, or everyone with expose_dataset_path.
+        if (command_line := view_show_job(self.trans, job, full=False).get("command_line")) is not None:
+            command = excerpt(command_line, budget)
+            result["command_line"] = command.text
+            result["truncated"] = result["truncated"] or command.truncated
+        if dataset_id:
+            result["dataset_id"] = dataset_id
+        return result
+
+    def get_job_status(self, job_id: str) -> dict[str, Any]:
+        """Galaxy's job status plus the silent-failure verdict (this changes the stock tool too)."""
+        status = super().get_job_status(job_id)
+        verdict = self._judge_outputs(self._accessible_job(self.trans.security.decode_id(job_id), job_id))
+        status["empty_outputs"] = verdict.empty_outputs
+        status["suspected_silent_failure"] = verdict.suspected_silent_failure
+        return status
+
+    def wait_for_jobs(
+        self,
+        job_ids: list[str] | None = None,
+        dataset_ids: list[str] | None = None,
+        history_id: str | None = None,
+        timeout_seconds: int = 60,
+    ) -> dict[str, Any]:
+        """Block until every named job is terminal or the (capped) timeout passes."""
+        timeout, capped = wait_budget(timeout_seconds, self.settings.max_wait_seconds)
+        watched, truncated = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id)
+        started = time.monotonic()
+        with _sleeping_wait(timeout) as busy:
+            try:
+                states, timed_out = self._poll_until_terminal(watched, 0 if busy else timeout)
+                jobs = [self._wait_entry(job, encoded, *states[job]) for job, encoded in watched.items()]
+            finally:
+                self._end_read_transaction()
+        counts: dict[str, int] = {}
+        for entry in jobs:
+            counts[entry["state"]] = counts.get(entry["state"], 0) + 1
+        result: dict[str, Any] = {
+            "jobs": jobs,
+            "all_terminal": not timed_out,
+            "timed_out": timed_out,
+            "state_counts": counts,
+            "waited_seconds": round(time.monotonic() - started, 1),
+            "timeout_applied": timeout,
+            "capped": capped,
+        }
+        if truncated:
+            result["jobs_truncated"] = True
+        if busy:
+            result["server_busy"] = True
+        return result
+
+    # ---- which job ----
+
+    def _job_named_by(self, job_id: str | None, dataset_id: str | None) -> Job:
+        if bool(job_id) == bool(dataset_id):
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Pass exactly one of job_id or dataset_id (got {'both' if job_id else 'neither'}).",
+                "Use job_id from run_tool's `jobs` or wait_for_jobs, or dataset_id of an output "
+                "(get_history_contents) to get the job that created it.",
+            )
+        if job_id:
+            return self._accessible_job(self.trans.security.decode_id(job_id), job_id)
+        return self._creating_job(dataset_id)
+
+    def _accessible_job(self, decoded: int, job_id: str) -> Job:
+        try:
+            return self.jobs_service.job_manager.get_accessible_job(self.trans, decoded)
+        except exceptions.ObjectNotFound:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No job with id {job_id} exists.",
+                "Job ids come from run_tool's `jobs`; for an output dataset pass dataset_id instead.",
+            ) from None
+        except exceptions.ItemAccessibilityException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"Job {job_id} is not accessible to this API key's user (another user's job).",
+                "Debug only your own jobs, or jobs of histories shared with you (list_histories).",
+            ) from None
+
+    def _creating_job(self, dataset_id: str) -> Job:
+        try:
+            hda = self.hda_manager.get_accessible(self.trans.security.decode_id(dataset_id), self.trans.user)
+        except exceptions.ObjectNotFound:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No history dataset with id {dataset_id} exists.",
+                "List datasets with get_history_contents(history_id) and pass an `id` from there.",
+            ) from None
+        except exceptions.ItemAccessibilityException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"Dataset {dataset_id} is not accessible to this API key's user (its permissions are private).",
+                "Debug only your own datasets or ones shared with you (get_history_contents(history_id)).",
+            ) from None
+        job = hda.creating_job
+        if job is None:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"Dataset {dataset_id} ({hda.name!r}) has no job that created it.",
+                "Only tool outputs and uploads have a creating job; check the id with get_dataset_details.",
+            )
+        return self._accessible_job(job.id, self.trans.security.encode_id(job.id))
+
+    # ---- silent failures ----
+
+    def _judge_outputs(self, job: Job) -> OutputVerdict:
+        tool = self.app.toolbox.get_tool(
+            job.tool_id,
+            job.tool_version,
+            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
+            user=self.trans.user,
+        )
+        encode_id = self.trans.security.encode_id
+        return judge_outputs(job.state, [job_output(output, tool, encode_id) for output in job.output_datasets])
+
+    # ---- waiting ----
+
+    def _jobs_to_watch(
+        self, job_ids: list[str], dataset_ids: list[str], history_id: str | None
+    ) -> tuple[dict[int, str], bool]:
+        """Decoded job id -> encoded id of every job to wait for, each checked once; and whether the
+        history had more running jobs than one wait tracks."""
+        if not (job_ids or dataset_ids or history_id):
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "Name the jobs to wait for: job_ids, dataset_ids or history_id.",
+                "Pass run_tool's `jobs` ids as job_ids, output ids as dataset_ids, or a history_id.",
+            )
+        if len(job_ids) + len(dataset_ids) > MAX_WAITED_JOBS:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"One wait tracks at most {MAX_WAITED_JOBS} jobs; "
+                f"{len(job_ids) + len(dataset_ids)} ids were given.",
+                "Split the ids over several calls, or pass history_id to wait for a whole history.",
+            )
+        watched: dict[int, str] = {}
+        for job_id in job_ids:
+            watched.setdefault(self._accessible_job(self.trans.security.decode_id(job_id), job_id).id, job_id)
+        for dataset_id in dataset_ids:
+            job = self._creating_job(dataset_id)
+            watched.setdefault(job.id, self.trans.security.encode_id(job.id))
+        truncated = False
+        if history_id:
+            running = self._running_jobs_of(history_id)
+            truncated = len(running) >= MAX_WAITED_JOBS
+            for job in running:
+                watched.setdefault(job, self.trans.security.encode_id(job))
+        return watched, truncated
+
+    def _running_jobs_of(self, history_id: str) -> list[int]:
+        decoded = self.trans.security.decode_id(history_id)
+        try:
+            self.app[HistoryManager].get_accessible(decoded, self.trans.user)
+        except exceptions.ObjectNotFound:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No history with id {history_id} exists.",
+                "List your histories with list_histories().",
+            ) from None
+        except exceptions.ItemAccessibilityException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"History {history_id} is not accessible to this API key's user (another user's history).",
+                "Wait on your own histories (list_histories()).",
+            ) from None
+        # The payload decodes ids itself.
+        payload = JobIndexPayload(history_id=history_id, states=STILL_RUNNING, limit=MAX_WAITED_JOBS)
+        return [job["id"] for job in self.jobs_service.index(self.trans, payload)]
+
+    def _poll_until_terminal(self, watched: dict[int, str], timeout: int) -> tuple[dict[int, tuple], bool]:
+        """The last (state, exit_code, tool_id) of each job, and whether the wait timed out."""
+        states: dict[int, tuple[str, int | None, str]] = {}
+
+        def all_terminal() -> bool:
+            states.update(self._job_states(list(watched)))
+            return all(states[job][0] in WAIT_ENDS for job in watched)
+
+        return states, poll_until(all_terminal, timeout, release=self._end_read_transaction)
+
+    def _job_states(self, jobs: list[int]) -> dict[int, tuple[str, int | None, str]]:
+        """(state, exit_code, tool_id) of already permission-checked jobs, in one query."""
+        rows = self.trans.sa_session.execute(
+            select(Job.id, Job.state, Job.exit_code, Job.tool_id).where(Job.id.in_(jobs))
+        )
+        return {row.id: (row.state, row.exit_code, row.tool_id) for row in rows}
+
+    def _wait_entry(self, job: int, encoded: str, state: str, exit_code: int | None, tool_id: str) -> dict[str, Any]:
+        suspected = state == "ok" and self._judge_outputs(self.trans.sa_session.get(Job, job)).suspected_silent_failure
+        return {
+            "job_id": encoded,
+            "tool_id": tool_id,
+            "state": state,
+            "exit_code": exit_code,
+            "suspected_silent_failure": suspected,
+        }
+
+    def _end_read_transaction(self) -> None:
+        """Give the database connection back while nothing needs it.
+
+        The call's SQLAlchemy session (one per MCP call, closed when the call ends)
+        keeps its connection, and on PostgreSQL an open transaction, from its first
+        query to its end: for a whole wait, unless released between polls. Nothing
+        here writes, so ending the transaction loses nothing, and the expired
+        objects reload fresh on the next poll.
+        """
+        self.trans.sa_session.rollback()
+
+
+@contextmanager
+def _sleeping_wait(timeout: int):
+    """Yields whether the server is too busy for this wait to sleep (then it checks once)."""
+    granted = timeout > 0 and _sleeping_waits.acquire(blocking=False)
+    try:
+        yield timeout > 0 and not granted
+    finally:
+        if granted:
+            _sleeping_waits.release()
+
+
+def job_output(association, tool, encode_id: Callable[[int], str]) -> JobOutput:
+    """One of a job's output datasets (a JobToOutputDatasetAssociation) as the rule's plain data.
+
+    ``tool`` is the job's tool as Galaxy loaded it; without it (uninstalled since)
+    every output counts as required.
+    """
+    hda = association.dataset
+    output_name, discovered = declared_output(association.name)
+    declared = (tool.outputs.get(output_name) or tool.output_collections.get(output_name)) if tool else None
+    file_size = hda.dataset.file_size  # a Decimal in Galaxy's model
+    return JobOutput(
+        name=association.name,
+        dataset_id=encode_id(hda.id),
+        size=None if hda.purged or hda.dataset.purged or file_size is None else int(file_size),
+        optional=declared is not None and bool(declared.filters),
+        discovered=discovered or (declared is not None and _discovers_datasets(declared)),
+    )
+
+
+def _discovers_datasets(declared) -> bool:
+    """Whether a tool output (dataset or collection) is filled by discover_datasets at run time."""
+    if declared.collection:
+        return declared.dynamic_structure
+    return bool(declared.dataset_collector_descriptions)

@@ -1,0 +1,112 @@
+"""MCP declarations for debugging jobs (operations in galaxy_mcp_analysis.jobs)."""
+
+from typing import (
+    Annotated,
+    Any,
+)
+
+from pydantic import Field
+
+from galaxy_mcp_analysis.mcp_tools import analysis_tool
+from galaxy_mcp_analysis.tools.params import (
+    DatasetId,
+    HistoryId,
+    JobId,
+)
+
+
+@analysis_tool(title="Read a job's errors and logs", read_only=True, idempotent=True)
+def get_job_errors(
+    ops,
+    job_id: Annotated[JobId | None, Field(description="The job to read; pass this or dataset_id.")] = None,
+    dataset_id: Annotated[DatasetId | None, Field(description="Reads the job that created this dataset.")] = None,
+    max_bytes: Annotated[
+        int, Field(description="Byte budget per log (>= 256); longer logs keep head and tail. Clamped to the server cap.")
+    ] = 4000,
+) -> dict[str, Any]:
+    """Read why a job failed, or finished ok with empty outputs: its logs, exit code and output check.
+
+    Pass exactly one of job_id or dataset_id. Returns job_id, tool_id, tool_version, state,
+    exit_code, info, tool_stderr and tool_stdout (what the tool printed), job_stderr and
+    job_stdout (Galaxy's wrapper), job_messages (Galaxy's exit-code/regex verdicts), truncated,
+    empty_outputs [{name, dataset_id, size, may_be_empty}], suspected_silent_failure, and
+    command_line where Galaxy shows it to you (admins, or servers with expose_dataset_path).
+    A log longer than max_bytes keeps its first third and last two thirds around one line
+    "[... N bytes dropped from the middle of this log ...]". suspected_silent_failure: the job
+    is ok but an output it must produce is 0 bytes (e.g. `tool | tee` hid a crash, a bad
+    pattern); an empty result can also be genuine (nothing matched), so read tool_stderr.
+
+    Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255,
+    "tool_stderr": "No columns specified ...", "suspected_silent_failure": false, ...}
+
+    Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown
+    id; [AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown).
+    Debugging path: run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content (read
+    the output, or the input, that looks wrong), then fix parameters and run_tool again.
+    """
+    return ops.get_job_errors(job_id=job_id, dataset_id=dataset_id, max_bytes=max_bytes)
+
+
+@analysis_tool(title="Wait for jobs to finish", read_only=True, idempotent=True)
+def wait_for_jobs(
+    ops,
+    job_ids: Annotated[list[str] | None, Field(description="Encoded job ids, e.g. every id in run_tool's `jobs`.")] = None,
+    dataset_ids: Annotated[
+        list[str] | None, Field(description="Encoded ids of output datasets; waits for the jobs that create them.")
+    ] = None,
+    history_id: Annotated[HistoryId | None, Field(description="Waits for every unfinished job of this history.")] = None,
+    timeout_seconds: Annotated[
+        int, Field(description="Longest wait in seconds (>= 0; 0 checks once). Capped by the server, 120 s by default.")
+    ] = 60,
+) -> dict[str, Any]:
+    """Wait until jobs finish, or until the timeout passes; one call instead of polling get_job_status.
+
+    Name the jobs by job_ids, dataset_ids and/or history_id (its jobs still running when the call
+    starts). A job is finished in state ok, error, failed, deleted, stopped, skipped or paused (a
+    paused job waits on a failed input). Keep timeout_seconds below your MCP client's request
+    timeout and call again while timed_out is true. Returns jobs [{job_id, tool_id, state,
+    exit_code, suspected_silent_failure}], all_terminal, timed_out, state_counts,
+    waited_seconds, timeout_applied and capped (true when the server cap applied); server_busy
+    when too many waits already sleep on this server (it then checked once: call again later).
+
+    Mapped runs: run_tool over a collection returns one job per element in `jobs`; pass them
+    all. Later, an element's dataset id (get_collection_details) works in dataset_ids.
+
+    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"], timeout_seconds=60) -> {"jobs":
+    [{"job_id": "1cd8e2f6b131e891", "state": "ok", "exit_code": 0, "suspected_silent_failure":
+    false, ...}], "all_terminal": true, "timed_out": false, ...}
+
+    Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
+    [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
+    Next: get_job_errors(job_id) for state error or suspected_silent_failure;
+    peek_dataset_content(dataset_id) to read the outputs of ok jobs.
+    """
+    return ops.wait_for_jobs(
+        job_ids=job_ids, dataset_ids=dataset_ids, history_id=history_id, timeout_seconds=timeout_seconds
+    )
+
+
+#: Stock Galaxy tools whose descriptions mislead agents; replaced through FastMCP transforms.
+STOCK_DESCRIPTIONS = {
+    "get_job_status": """Get one job's state, tool, exit code, parameters and outputs, and whether it finished empty.
+
+    Returns {"job": {id, state, exit_code, tool_id, tool_version, params, inputs, outputs,
+    create_time, update_time, ...}, "job_id", "empty_outputs": [{name, dataset_id, size,
+    may_be_empty}], "suspected_silent_failure"}. suspected_silent_failure is true when the job
+    is ok but an output it must produce is 0 bytes: the tool probably failed without saying
+    so (check with get_job_errors). This call does not wait: to wait, use wait_for_jobs.
+
+    Errors: unknown job id, or another user's job.
+    Next: wait_for_jobs(job_ids) until finished; get_job_errors(job_id) for logs and exit
+    code; peek_dataset_content(dataset_id) to read an output.
+    """,
+    "get_job_details": """Get the job that created a dataset: job_id, tool_id, tool_version, state and times.
+
+    Returns {"dataset_id", "job_id", "job": {tool_id, tool_version, state, create_time,
+    update_time}}: no parameters, logs or exit code. Use it to go from an output to its job.
+
+    Errors: unknown dataset id, or another user's private dataset.
+    Next: get_job_errors(dataset_id=...) for stderr/stdout and exit code; get_job_status(job_id)
+    for parameters, inputs and outputs.
+    """,
+}
