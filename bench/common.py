@@ -4,53 +4,25 @@ Benchmarks measure and print ratios measured side by side in one run; they are n
 timed tests and never gate CI.
 """
 
-import http.server
 import statistics
 import sys
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
 from conftest import fetch  # noqa: E402  (the tests' REST set-up helper)
+from galaxy_mcp_analysis.testing import serve_directory as file_server  # noqa: E402
 
 
 def median_seconds(samples: list[float]) -> float:
     return statistics.median(samples)
 
 
-def p95_seconds(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, round(0.95 * len(ordered)) - 1)]
-
-
 def timed(function, *args, **kwargs) -> tuple[float, object]:
     start = time.perf_counter()
     result = function(*args, **kwargs)
     return time.perf_counter() - start, result
-
-
-@contextmanager
-def file_server(root: Path):
-    """Serve ``root`` on loopback so Galaxy can fetch large files by URL."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(root), **kwargs)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 class PeakRss:
@@ -83,4 +55,4 @@ class PeakRss:
         return max(0, self.peak - self.baseline)
 
 
-__all__ = ["fetch", "file_server", "median_seconds", "p95_seconds", "PeakRss", "timed"]
+__all__ = ["fetch", "file_server", "median_seconds", "PeakRss", "timed"]

@@ -1,9 +1,7 @@
 """Fixtures shared by the suite: one launched Galaxy per session, MCP clients, users."""
 
-import http.server
 import itertools
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
     McpClient,
     rest,
+    serve_directory,
 )
 
 #: The 37 tools Galaxy 26.1.2's own MCP server registers.
@@ -103,22 +102,10 @@ def fetch(galaxy, api_key, history_id, element, wait=True):
 def file_server(tmp_path_factory):
     """Serves test files on loopback so Galaxy can fetch them by URL (binary and gzip included)."""
     root = tmp_path_factory.mktemp("served")
+    with serve_directory(root) as base_url:
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(root), **kwargs)
+        def publish(name: str, data: bytes) -> str:
+            (root / name).write_bytes(data)
+            return f"{base_url}/{name}"
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-
-    def publish(name: str, data: bytes) -> str:
-        (root / name).write_bytes(data)
-        return f"http://127.0.0.1:{server.server_address[1]}/{name}"
-
-    yield publish
-    server.shutdown()
-    server.server_close()
+        yield publish

@@ -8,6 +8,7 @@ is for test classes built on Galaxy's own ``IntegrationTestCase``.
 
 import asyncio
 import concurrent.futures
+import http.server
 import json
 import os
 import signal
@@ -18,7 +19,10 @@ import tempfile
 import threading
 import time
 import urllib.request
-from contextlib import AsyncExitStack
+from contextlib import (
+    AsyncExitStack,
+    contextmanager,
+)
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +117,27 @@ class LaunchedGalaxy:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+@contextmanager
+def serve_directory(root: Path):
+    """Serve ``root`` over HTTP on loopback, so Galaxy can fetch test files by URL; yields the base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, name="test-file-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _group_alive(group: int) -> bool:

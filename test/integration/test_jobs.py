@@ -364,10 +364,13 @@ def test_sleeping_waits_hold_no_database_connection_and_block_no_other_call(
     threads = [threading.Thread(target=wait) for _ in range(waits)]
     for thread in threads:
         thread.start()
+    # Sample while the waits sleep, not during their simultaneous first polls (which may
+    # briefly open one pooled connection each): the claim is about sleeping waits.
+    time.sleep(2.0)
     connections_during = []
     for _ in range(5):
-        time.sleep(0.4)
         connections_during.append(open_database_files(galaxy.process.pid))
+        time.sleep(0.3)
     mcp.call_ok("connect", api_key=api_key)
     connect_returned = time.monotonic()
     one_more = mcp.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=6, api_key=api_key)
