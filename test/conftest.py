@@ -33,10 +33,46 @@ assert len(STOCK_TOOLS) == 37
 _usernames = itertools.count()
 
 
+#: Which database the launched Galaxys use: sqlite (the default) or postgresql (the CI's second pass).
+TEST_DATABASE = os.environ.get("GALAXY_MCP_ANALYSIS_TEST_DATABASE", "sqlite")
+
+
+def pytest_configure(config):
+    if TEST_DATABASE not in ("sqlite", "postgresql"):
+        raise pytest.UsageError(f"GALAXY_MCP_ANALYSIS_TEST_DATABASE={TEST_DATABASE!r}: use sqlite or postgresql")
+
+
+def pytest_report_header(config):
+    return f"galaxy-mcp-analysis test database: {TEST_DATABASE}"
+
+
 @pytest.fixture(scope="session")
-def galaxy(tmp_path_factory):
+def postgres():
+    """A throw-away PostgreSQL cluster on 127.0.0.1 in the PostgreSQL pass; None otherwise."""
+    if TEST_DATABASE != "postgresql":
+        yield None
+        return
+    from galaxy_mcp_analysis.testing_postgres import PostgresCluster
+
+    with PostgresCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def new_database_url(postgres):
+    """Call for a fresh, empty database URL per Galaxy (None: the launcher's own sqlite file)."""
+    names = itertools.count()
+
+    def make():
+        return postgres.create_database(f"galaxy{next(names)}") if postgres else None
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def galaxy(tmp_path_factory, new_database_url):
     """The session's Galaxy, started by the same launcher as `make serve`."""
-    server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data")
+    server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data", database_url=new_database_url())
     server.start()
     yield server
     server.stop()

@@ -39,10 +39,19 @@ def free_port() -> int:
 class LaunchedGalaxy:
     """``python -m galaxy_mcp_analysis.serve`` in a process group of its own."""
 
-    def __init__(self, data_dir: Path, *, port: int | None = None, patches: bool = True, env: dict | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        patches: bool = True,
+        env: dict | None = None,
+        database_url: str | None = None,
+    ):
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.patches = patches
+        self.database_url = database_url  # None: the launcher's sqlite file in data_dir
         self.env = {**os.environ, **(env or {})}
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         self.process: subprocess.Popen | None = None
@@ -52,6 +61,7 @@ class LaunchedGalaxy:
     def start(self) -> "LaunchedGalaxy":
         command = [sys.executable, "-m", "galaxy_mcp_analysis.serve", "--data-dir", str(self.data_dir)]
         command += ["--port", str(self.port)] + ([] if self.patches else ["--no-patches"])
+        command += ["--database-url", self.database_url] if self.database_url else []
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
