@@ -194,9 +194,11 @@ class McpClient:
     keeps one initialized session for the client's lifetime.
     """
 
-    def __init__(self, url: str, headers: dict[str, str] | None = None):
+    def __init__(self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None):
+        """``request_log``, when given, receives every HTTP request this client sends, as (method, url)."""
         self.url = url
         self.headers = headers
+        self.request_log = request_log
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-client", daemon=True)
         self._thread.start()
@@ -217,7 +219,10 @@ class McpClient:
 
         try:
             async with AsyncExitStack() as stack:
-                http = await stack.enter_async_context(httpx2.AsyncClient(headers=self.headers, timeout=300))
+                hooks = {"request": [self._log_request]} if self.request_log is not None else None
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers=self.headers, timeout=300, event_hooks=hooks)
+                )
                 streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                 await session.initialize()
@@ -227,6 +232,9 @@ class McpClient:
             if not opened.done():
                 opened.set_exception(e)
             raise
+
+    async def _log_request(self, request) -> None:
+        self.request_log.append((request.method, str(request.url)))
 
     def list_tools(self):
         return self._run(self._session.list_tools()).tools
