@@ -2,18 +2,28 @@
 
 Every tool error text reads ``[CODE] message`` then ``Suggestion: ...`` so an
 agent can branch on the code and act on the suggestion. Galaxy's own exception
-classes are mapped by their HTTP status (one table below); anything unexpected
-becomes ``[SYSTEM_ERROR]`` carrying a correlation id that is also in the server
-log with the traceback, so no traceback, path or SQL reaches the agent.
+classes are mapped here (by class where the class says more, else by HTTP status);
+``coded_text`` recovers the original exception behind a wrapper (Galaxy's stock MCP
+tools re-raise everything as ``ValueError("<tool> failed: ...")`` and FastMCP wraps
+that in a ToolError), so Galaxy's 37 tools and ours speak the same codes. Anything
+unexpected, and any message that would leak a path, a traceback or SQL, becomes
+``[SYSTEM_ERROR]`` carrying a correlation id that is also in the server log with the
+traceback.
 """
 
 import enum
 import logging
+import re
 import uuid
 from contextlib import contextmanager
+from typing import Any
 
 import pydantic
-from fastmcp.exceptions import ToolError
+from fastmcp.exceptions import (
+    DisabledError,
+    NotFoundError,
+    ToolError,
+)
 
 from galaxy_mcp_analysis.core import InvalidInput
 
@@ -30,6 +40,10 @@ class ErrorCode(str, enum.Enum):
     SYSTEM_ERROR = "SYSTEM_ERROR"
 
 
+#: A text that already carries a code; never coded twice.
+CODED = re.compile(r"^\[(" + "|".join(code.value for code in ErrorCode) + r")\] ")
+
+
 class AnalysisError(Exception):
     """A failure the patch set diagnosed itself, with the code and the next step."""
 
@@ -40,54 +54,168 @@ class AnalysisError(Exception):
         self.suggestion = suggestion
 
 
-# Galaxy's MessageException subclasses carry an HTTP status; that status is
-# what decides the agent-facing code (ObjectNotFound -> 404, ItemAccessibility -> 403, ...).
+# Galaxy's MessageException subclasses carry an HTTP status; that status decides the
+# agent-facing code (ObjectNotFound -> 404, ItemAccessibility -> 403, ...) unless the
+# class says more than its status (a 403 for an immutable item is a conflict, not a
+# permission problem).
 _CODE_BY_STATUS = {
+    202: ErrorCode.NOT_READY,
     400: ErrorCode.VALIDATION_ERROR,
     401: ErrorCode.AUTHENTICATION_ERROR,
     403: ErrorCode.AUTHORIZATION_ERROR,
     404: ErrorCode.NOT_FOUND,
     409: ErrorCode.CONFLICT,
+    410: ErrorCode.NOT_FOUND,
     413: ErrorCode.VALIDATION_ERROR,
     422: ErrorCode.VALIDATION_ERROR,
 }
+_CODE_BY_GALAXY_CLASS = {
+    "AuthenticationRequired": ErrorCode.AUTHENTICATION_ERROR,
+    "ItemImmutableException": ErrorCode.CONFLICT,
+    "ItemAlreadyClaimedException": ErrorCode.CONFLICT,
+    "ToolInputsNotReadyException": ErrorCode.NOT_READY,
+}
+
+# Galaxy's operations raise plain ValueErrors for the caller's mistakes
+# ("Tool 'x' not found", "User must be authenticated"); their text decides.
+_VALUE_ERROR_CODES = (
+    (re.compile(r"api key|must be authenticated", re.I), ErrorCode.AUTHENTICATION_ERROR),
+    (re.compile(r"not found|no such|does not exist|not accessible", re.I), ErrorCode.NOT_FOUND),
+    (re.compile(r"deactivated|already exists", re.I), ErrorCode.CONFLICT),
+)
 
 _DEFAULT_SUGGESTION = {
-    ErrorCode.VALIDATION_ERROR: "Fix the argument named in the message and call the tool again.",
+    ErrorCode.VALIDATION_ERROR: "Fix the argument named in the message (see the tool's inputSchema) and call again.",
     ErrorCode.NOT_FOUND: "Check the id: list what exists with get_history_contents(history_id) or list_histories().",
-    ErrorCode.AUTHENTICATION_ERROR: "Pass a valid Galaxy API key (User -> Preferences -> Manage API Key).",
+    ErrorCode.AUTHENTICATION_ERROR: "Send a valid Galaxy API key: the x-api-key header or the api_key argument "
+    "(User -> Preferences -> Manage API Key).",
     ErrorCode.AUTHORIZATION_ERROR: "Use an item you own or one shared with you; list yours with list_histories().",
-    ErrorCode.NOT_READY: "Wait for the job to finish with get_job_status(job_id), then call this tool again.",
+    ErrorCode.NOT_READY: "Wait for the job to finish with wait_for_jobs(job_ids=[...]), then call this tool again.",
     ErrorCode.CONFLICT: "Reload the item's current state and retry the change on top of it.",
     ErrorCode.SYSTEM_ERROR: "Retry once; if it fails again, report the correlation id to the Galaxy admin.",
 }
+
+#: For [NOT_FOUND], the tool that lists valid values of the id argument the call named.
+_LISTER_BY_ARGUMENT = {
+    "job_id": "wait_for_jobs(history_id=...) or get_job_details(dataset_id) for job ids",
+    "job_ids": "run_tool's `jobs` for job ids",
+    "dataset_id": "get_history_contents(history_id) for dataset ids",
+    "dataset_ids": "get_history_contents(history_id) for dataset ids",
+    "collection_id": "get_history_contents(history_id) for collection ids",
+    "invocation_id": "get_invocations() for invocation ids",
+    "workflow_id": "list_workflows() for workflow ids",
+    "trs_id": "search_iwc_workflows(query) for trs_ids",
+    "tool_id": "search_tools(query) for tool ids",
+    "uuid": "list_user_tools() for user tool uuids",
+    "tool_uuid": "list_user_tools() for user tool uuids",
+    "revision_id": "list_page_revisions(page_id) for revision ids",
+    "page_id": "list_pages() for page ids",
+    "history_id": "list_histories() for history ids",
+}
+
+#: Text that must never reach an agent: tracebacks, file paths, SQL.
+_INTERNAL = re.compile(
+    r"Traceback \(most recent call last\)|\bFile \"|site-packages|\.py\b[\"']?, line \d"
+    r"|(?<![\w.:])/(?:tmp|home|usr|var|opt|etc|srv|work|root|proc|data)/"
+    r"|sqlalchemy|psycopg|sqlite3\.|\(Background on this error",
+    re.IGNORECASE,
+)
+_SQL = re.compile(r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\bUPDATE\b \S+ SET\b|\bDELETE FROM\b")
+
+
+def looks_internal(text: str) -> bool:
+    """True when a message would show an agent a traceback, a server path or SQL."""
+    return bool(_INTERNAL.search(text) or _SQL.search(text))
 
 
 def format_error(code: ErrorCode, message: str, suggestion: str | None = None) -> str:
     return f"[{code.value}] {message.strip()}\nSuggestion: {(suggestion or _DEFAULT_SUGGESTION[code]).strip()}"
 
 
-def to_tool_error(exc: BaseException, operation: str) -> ToolError:
-    """Translate any exception raised by an operation into a coded ToolError."""
-    if isinstance(exc, AnalysisError):
-        return ToolError(format_error(exc.code, exc.message, exc.suggestion))
-    if isinstance(exc, InvalidInput):
-        return ToolError(format_error(ErrorCode.VALIDATION_ERROR, str(exc)))
-    if isinstance(exc, pydantic.ValidationError):
-        # Raised while building one of Galaxy's request payloads from the agent's arguments.
-        return ToolError(format_error(ErrorCode.VALIDATION_ERROR, f"{operation}: {_payload_problems(exc)}"))
-    status = getattr(exc, "status_code", None)
-    if status in _CODE_BY_STATUS and _is_galaxy_message(exc):
-        # Galaxy's MessageException texts are written for API users and carry no internals.
-        return ToolError(format_error(_CODE_BY_STATUS[status], f"{operation}: {exc}"))
+def suggestion_for(code: ErrorCode, arguments: dict[str, Any] | None = None) -> str:
+    """The default next step for a code, naming the lister of the id the call passed."""
+    if code is ErrorCode.NOT_FOUND and arguments:
+        listers = [lister for name, lister in _LISTER_BY_ARGUMENT.items() if arguments.get(name)]
+        if listers:
+            return f"Check the id; valid ones come from {listers[0]}."
+    return _DEFAULT_SUGGESTION[code]
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first (explicit causes, else implicit context)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return chain
+
+
+def galaxy_code(exc: BaseException) -> ErrorCode:
+    """The code for one of Galaxy's MessageExceptions (galaxy.exceptions)."""
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _CODE_BY_GALAXY_CLASS:
+            return _CODE_BY_GALAXY_CLASS[cls.__name__]
+    return _CODE_BY_STATUS.get(getattr(exc, "status_code", 500), ErrorCode.SYSTEM_ERROR)
+
+
+def to_tool_error(exc: BaseException, operation: str, arguments: dict[str, Any] | None = None) -> ToolError:
+    """Translate any exception raised by a tool into a coded ToolError."""
+    return ToolError(coded_text(exc, operation, arguments))
+
+
+def coded_text(exc: BaseException, operation: str, arguments: dict[str, Any] | None = None) -> str:
+    """``[CODE] message`` + ``Suggestion:`` for any failure of the tool ``operation``."""
+    if isinstance(exc, ToolError) and CODED.match(str(exc)):
+        return str(exc)  # already coded, by our tools or an inner layer
+    chain = exception_chain(exc)
+    for cause in chain:
+        if isinstance(cause, AnalysisError):
+            return format_error(cause.code, cause.message, cause.suggestion)
+        if isinstance(cause, InvalidInput):
+            return format_error(ErrorCode.VALIDATION_ERROR, str(cause))
+        if isinstance(cause, pydantic.ValidationError):
+            # The agent's arguments, or one of Galaxy's request payloads built from them.
+            return format_error(ErrorCode.VALIDATION_ERROR, f"{operation}: {_payload_problems(cause)}")
+        if isinstance(cause, (NotFoundError, DisabledError)):
+            return format_error(
+                ErrorCode.NOT_FOUND,
+                f"There is no tool named {operation!r} on this server.",
+                "List the tools with tools/list; names are case-sensitive (e.g. peek_dataset_content).",
+            )
+        if _is_galaxy_message(cause):
+            code = galaxy_code(cause)
+            message = _strip_wrapper(str(cause), operation)
+            if code is not ErrorCode.SYSTEM_ERROR and message and not looks_internal(message):
+                # Galaxy's MessageException texts are written for API users.
+                return format_error(code, f"{operation}: {message}", suggestion_for(code, arguments))
+            return _system_error(cause, operation)
+    root = chain[-1]
+    if type(root) is ValueError:
+        message = _strip_wrapper(str(root), operation)
+        if message and not looks_internal(message):
+            code = next((code for pattern, code in _VALUE_ERROR_CODES if pattern.search(message)), None)
+            code = code or ErrorCode.VALIDATION_ERROR
+            return format_error(code, f"{operation}: {message}", suggestion_for(code, arguments))
+    return _system_error(root, operation)
+
+
+def _system_error(exc: BaseException, operation: str) -> str:
     correlation_id = uuid.uuid4().hex[:12]
     log.error("MCP tool %s failed unexpectedly [correlation id %s]", operation, correlation_id, exc_info=exc)
-    return ToolError(
-        format_error(
-            ErrorCode.SYSTEM_ERROR,
-            f"{operation} failed with an unexpected server error (correlation id {correlation_id}).",
-        )
+    return format_error(
+        ErrorCode.SYSTEM_ERROR,
+        f"{operation} failed with an unexpected server error (correlation id {correlation_id}).",
     )
+
+
+def _strip_wrapper(message: str, operation: str) -> str:
+    """Drop the prefixes FastMCP and Galaxy's stock tools put before the original message."""
+    message = message.strip()
+    for prefix in (f"Error calling tool {operation!r}: ", f"{operation} failed: "):
+        if message.startswith(prefix):
+            message = message[len(prefix) :]
+    return message.strip()
 
 
 def _payload_problems(exc: "pydantic.ValidationError") -> str:

@@ -30,8 +30,8 @@ from galaxy_mcp_analysis.errors import (
     coded_errors,
     ErrorCode,
 )
+from galaxy_mcp_analysis.mcp_surface import API_KEY_DESCRIPTION
 
-API_KEY_DESCRIPTION = "Galaxy API key of the user to act as (User -> Preferences -> Manage API Key)."
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,8 @@ def operations_for(gx_app, api_key: str):
         raise AnalysisError(
             ErrorCode.AUTHENTICATION_ERROR,
             "No API key was given.",
-            "Pass api_key (User -> Preferences -> Manage API Key in Galaxy).",
+            "Send the x-api-key header from the MCP client, or pass api_key "
+            "(User -> Preferences -> Manage API Key in Galaxy).",
         )
     user = gx_app[UserManager].by_api_key(api_key=api_key)
     if user is None or getattr(user, "bootstrap_admin_user", False):
@@ -134,17 +135,18 @@ def _as_mcp_function(spec: ToolSpec, gx_app) -> Callable[..., Any]:
 
 
 def register_analysis_tools(mcp, gx_app) -> list[str]:
-    """Add every declared tool to Galaxy's FastMCP instance (the one serving /api/mcp)."""
-    from fastmcp.server.transforms.tool_transform import ToolTransform
-    from fastmcp.tools.tool_transform import ToolTransformConfig
+    """Add every declared tool to Galaxy's FastMCP instance (the one serving /api/mcp).
 
-    from galaxy_mcp_analysis.tools import STOCK_DESCRIPTIONS
-
-    mcp.add_transform(
-        ToolTransform(
-            {name: ToolTransformConfig(description=inspect.cleandoc(text)) for name, text in STOCK_DESCRIPTIONS.items()}
-        )
+    Galaxy's stock tools get their annotations (the one table, tools.STOCK_ANNOTATIONS)
+    and corrected descriptions through one transform on the same instance.
+    """
+    from galaxy_mcp_analysis.mcp_surface import ToolSurface
+    from galaxy_mcp_analysis.tools import (
+        STOCK_ANNOTATIONS,
+        STOCK_DESCRIPTIONS,
     )
+
+    mcp.add_transform(ToolSurface(STOCK_ANNOTATIONS, STOCK_DESCRIPTIONS))
     for spec in TOOL_SPECS:
         mcp.tool(
             _as_mcp_function(spec, gx_app),

@@ -165,6 +165,20 @@ def _build_registry() -> tuple[Patch, ...]:
             check=wiring.check_page_validator,
             apply=wiring.apply_page_validator,
         ),
+        Patch(
+            id="mcp-coded-errors",
+            target="galaxy.webapps.galaxy.api.mcp._mcp_error_handler",
+            summary="Every tool error (Galaxy's 37 tools and ours) starts with a stable [CODE] and ends with a Suggestion.",
+            check=wiring.check_coded_errors,
+            apply=wiring.apply_coded_errors,
+        ),
+        Patch(
+            id="mcp-header-auth",
+            target="fastmcp.server.dependencies.get_http_request",
+            summary="The API key may come from the x-api-key or Authorization: Bearer header instead of the api_key argument.",
+            check=wiring.check_header_auth,
+            apply=wiring.apply_header_auth,
+        ),
     )
 
 

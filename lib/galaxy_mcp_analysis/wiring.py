@@ -7,6 +7,7 @@ names what moved if the shape is not the one verified on Galaxy 26.1.2.
 import contextvars
 import functools
 import inspect
+import logging
 import types
 
 from galaxy_mcp_analysis.settings import Settings
@@ -182,3 +183,79 @@ def apply_page_validator(settings: Settings) -> None:
     # Page writes reach the validator through markdown_util's imported name.
     markdown_util.validate_galaxy_markdown = validate_galaxy_markdown
     markdown_parse.validate_galaxy_markdown = validate_galaxy_markdown
+
+
+def check_coded_errors() -> str | None:
+    from fastmcp.server.middleware import Middleware
+    from galaxy import exceptions
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+
+    handler = getattr(galaxy_mcp, "_mcp_error_handler", None)
+    if handler is None:
+        return "galaxy.webapps.galaxy.api.mcp._mcp_error_handler is gone"
+    # Stock tools must keep the original Galaxy exception reachable (raise ... from e),
+    # since its class decides the code.
+    from galaxy_mcp_analysis.errors import exception_chain
+
+    original = exceptions.ObjectNotFound("self-check")
+    galaxy_log = logging.getLogger(galaxy_mcp.__name__)
+    disabled, galaxy_log.disabled = galaxy_log.disabled, True  # the handler logs what it catches
+    try:
+        with handler("self-check"):
+            raise original
+    except Exception as raised:
+        if original not in exception_chain(raised):
+            return "_mcp_error_handler no longer keeps the original exception as the cause"
+    else:
+        return "_mcp_error_handler no longer re-raises"
+    finally:
+        galaxy_log.disabled = disabled
+    if not hasattr(Middleware, "on_call_tool"):
+        return "fastmcp Middleware.on_call_tool is gone"
+    return check_mcp_tools()
+
+
+def apply_coded_errors(settings: Settings) -> None:
+    from galaxy_mcp_analysis.mcp_surface import CodedToolErrors
+
+    _customize_built_mcp_app()
+    _SERVER_CUSTOMIZERS.append(lambda mcp, gx_app: mcp.add_middleware(CodedToolErrors()))
+
+
+def check_header_auth() -> str | None:
+    from fastmcp.server import dependencies
+    from fastmcp.server.middleware import MiddlewareContext
+    from fastmcp.server.transforms import Transform
+    from fastmcp.tools.base import Tool
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+
+    if not callable(getattr(dependencies, "get_http_request", None)):
+        return "fastmcp.server.dependencies.get_http_request is gone"
+    if not callable(getattr(MiddlewareContext, "copy", None)):
+        return "fastmcp MiddlewareContext.copy is gone (the middleware passes a call on with the key filled in)"
+    if not all(callable(getattr(Transform, name, None)) for name in ("list_tools", "get_tool")):
+        return "fastmcp Transform.list_tools/get_tool are gone"
+    if "parameters" not in Tool.model_fields:
+        return "fastmcp Tool.parameters is gone"
+    tool_code = [
+        const
+        for const in inspect.unwrap(galaxy_mcp.get_mcp_app).__code__.co_consts
+        if isinstance(const, types.CodeType) and const.co_name.isidentifier() and "ctx" in const.co_varnames
+    ]
+    if len(tool_code) < 37 or any("api_key" not in code.co_varnames[: code.co_argcount] for code in tool_code):
+        return "a stock MCP tool no longer takes its key as the api_key argument"
+    return check_mcp_tools()
+
+
+def apply_header_auth(settings: Settings) -> None:
+    from galaxy_mcp_analysis.mcp_surface import (
+        HeaderApiKey,
+        OptionalApiKey,
+    )
+
+    def accept_header_keys(mcp, gx_app):
+        mcp.add_middleware(HeaderApiKey())
+        mcp.add_transform(OptionalApiKey())
+
+    _customize_built_mcp_app()
+    _SERVER_CUSTOMIZERS.append(accept_header_keys)

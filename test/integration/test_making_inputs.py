@@ -485,7 +485,8 @@ def test_descriptions_document_the_batch_form_and_the_new_tools(mcp):
         annotations = tool.annotations
         assert annotations.read_only_hint is False and annotations.destructive_hint is False
         assert annotations.idempotent_hint is False and annotations.open_world_hint is False
-    assert set(tools["create_dataset_from_text"].input_schema["required"]) == {"history_id", "content", "api_key"}
+    # api_key is optional in the schema: the x-api-key header can carry it (mcp-header-auth).
+    assert set(tools["create_dataset_from_text"].input_schema["required"]) == {"history_id", "content"}
     assert set(tools["create_collection"].input_schema["required"]) == {
-        "history_id", "collection_type", "element_identifiers", "api_key"
+        "history_id", "collection_type", "element_identifiers"
     }

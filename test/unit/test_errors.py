@@ -6,7 +6,9 @@ from galaxy import exceptions
 from galaxy_mcp_analysis.core.byte_range import RangeError
 from galaxy_mcp_analysis.errors import (
     AnalysisError,
+    coded_text,
     ErrorCode,
+    looks_internal,
     to_tool_error,
 )
 
@@ -46,3 +48,86 @@ def test_unexpected_errors_hide_internals_behind_a_logged_correlation_id(caplog)
     assert "/no/such" not in text and "Traceback" not in text
     correlation_id = text.split("correlation id ")[1].split(")")[0]
     assert correlation_id in caplog.text and "secret.sqlite" in caplog.text
+
+
+def stock_tool_failure(exception):
+    """What Galaxy's stock tools raise (_mcp_error_handler), as FastMCP's call_tool wraps it."""
+    from fastmcp.exceptions import ToolError
+
+    try:
+        try:
+            raise exception
+        except ValueError:
+            raise
+        except Exception as e:
+            raise ValueError(f"get_history_details failed: {e}") from e
+    except Exception as wrapped:
+        try:
+            raise ToolError(f"Error calling tool 'get_history_details': {wrapped}") from wrapped
+        except ToolError as outer:
+            return outer
+
+
+def test_the_galaxy_exception_behind_a_stock_tools_wrappers_decides_the_code():
+    text = coded_text(stock_tool_failure(exceptions.ObjectNotFound("History not found")), "get_history_details",
+                      {"history_id": "f2db41e1fa331b3e"})
+    assert text.startswith("[NOT_FOUND] get_history_details: History not found\n")
+    assert "list_histories()" in text.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [
+        ("Invalid API key. Please check your API key and try again.", "AUTHENTICATION_ERROR"),
+        ("Tool 'nope' not found", "NOT_FOUND"),
+        ("User-defined tool 'x' is deactivated", "CONFLICT"),
+        ("Either history_id or history_name must be provided", "VALIDATION_ERROR"),
+    ],
+)
+def test_plain_value_errors_of_galaxys_operations_are_coded_by_their_text(message, code):
+    assert coded_text(stock_tool_failure(ValueError(message)), "get_history_details").startswith(f"[{code}] ")
+
+
+def test_an_unexpected_exception_behind_the_wrappers_is_a_system_error(caplog):
+    with caplog.at_level(logging.ERROR):
+        text = coded_text(stock_tool_failure(KeyError("/srv/galaxy/secret")), "get_history_details")
+    assert text.startswith("[SYSTEM_ERROR] get_history_details failed with an unexpected server error")
+    assert "secret" not in text and "secret" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        'Traceback (most recent call last):\n  File "x.py", line 3',
+        "could not open /tmp/galaxy/files/000/dataset_1.dat",
+        "(sqlite3.OperationalError) no such table",
+        "bad statement: SELECT id FROM history WHERE id = 3",
+    ],
+)
+def test_galaxy_messages_that_leak_internals_become_system_errors(message):
+    text = coded_text(stock_tool_failure(exceptions.RequestParameterInvalidException(message)), "get_history_details")
+    assert text.startswith("[SYSTEM_ERROR] ") and not looks_internal(text)
+
+
+def test_ordinary_words_are_not_mistaken_for_internals():
+    assert not looks_internal("Select a dataset from your history; see https://example.org/tmp/x")
+
+
+def test_an_already_coded_error_is_never_coded_twice():
+    from fastmcp.exceptions import ToolError
+
+    coded = "[NOT_READY] still running\nSuggestion: wait"
+    assert coded_text(ToolError(coded), "peek_dataset_content") == coded
+
+
+def test_galaxy_classes_that_say_more_than_their_status():
+    assert coded_text(exceptions.ItemImmutableException("archived"), "x").startswith("[CONFLICT] ")
+    assert coded_text(exceptions.ToolInputsNotReadyException("inputs"), "x").startswith("[NOT_READY] ")
+    assert coded_text(exceptions.AuthenticationRequired("log in"), "x").startswith("[AUTHENTICATION_ERROR] ")
+
+
+def test_unknown_tool():
+    from fastmcp.exceptions import NotFoundError
+
+    text = coded_text(NotFoundError("Unknown tool: 'peek'"), "peek")
+    assert text.startswith("[NOT_FOUND] There is no tool named 'peek'") and "tools/list" in text

@@ -6,16 +6,25 @@ Descriptions are product surface: what the tool does, what it returns, limits,
 one example, errors, and the next tools to call. Agents pay for every token.
 """
 
+import inspect
+
 from galaxy_mcp_analysis.tools import (
     jobs,
     making_inputs,
     pages,
     reading,
+    stock,
 )
 
 CAPABILITIES = (reading, pages, making_inputs, jobs)
 
-#: Stock Galaxy tools whose descriptions mislead agents; replaced through FastMCP transforms.
+#: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).
+STOCK_ANNOTATIONS = stock.STOCK_ANNOTATIONS
+
+#: Descriptions replacing Galaxy's stock ones, applied by mcp_surface.ToolSurface: the
+#: tools a capability changes describe themselves there; the rest are in tools/stock.py.
 STOCK_DESCRIPTIONS = {
-    name: text for module in CAPABILITIES for name, text in getattr(module, "STOCK_DESCRIPTIONS", {}).items()
+    name: inspect.cleandoc(text)
+    for module in (stock, *CAPABILITIES)
+    for name, text in getattr(module, "STOCK_DESCRIPTIONS", {}).items()
 }

@@ -88,25 +88,18 @@ def wait_for_jobs(
 
 #: Stock Galaxy tools whose descriptions mislead agents; replaced through FastMCP transforms.
 STOCK_DESCRIPTIONS = {
-    "get_job_status": """Get one job's state, tool, exit code, parameters and outputs, and whether it finished empty.
+    "get_job_status": """One job's state, tool, exit code, parameters and outputs, and whether it finished empty.
 
-    Returns {"job": {id, state, exit_code, tool_id, tool_version, params, inputs, outputs,
-    create_time, update_time, ...}, "job_id", "empty_outputs": [{name, dataset_id, size,
-    may_be_empty}], "suspected_silent_failure"}. suspected_silent_failure is true when the job
-    is ok but an output it must produce is 0 bytes: the tool probably failed without saying
-    so (check with get_job_errors). This call does not wait: to wait, use wait_for_jobs.
-
-    Errors: unknown job id, or another user's job.
-    Next: wait_for_jobs(job_ids) until finished; get_job_errors(job_id) for logs and exit
-    code; peek_dataset_content(dataset_id) to read an output.
+    Returns {"job": {id, state, exit_code, tool_id, params, inputs, outputs, ...}, "job_id",
+    "empty_outputs": [{name, dataset_id, size, may_be_empty}], "suspected_silent_failure"}: true
+    when the job is ok but an output it must produce is 0 bytes. Does not wait (use wait_for_jobs).
+    Errors: [NOT_FOUND] unknown job; [AUTHORIZATION_ERROR] another user's job.
+    Next: wait_for_jobs(job_ids); get_job_errors(job_id) for logs; peek_dataset_content(dataset_id).
     """,
-    "get_job_details": """Get the job that created a dataset: job_id, tool_id, tool_version, state and times.
+    "get_job_details": """The job that created a dataset: {dataset_id, job_id, job: {tool_id, tool_version, state, times}}.
 
-    Returns {"dataset_id", "job_id", "job": {tool_id, tool_version, state, create_time,
-    update_time}}: no parameters, logs or exit code. Use it to go from an output to its job.
-
-    Errors: unknown dataset id, or another user's private dataset.
-    Next: get_job_errors(dataset_id=...) for stderr/stdout and exit code; get_job_status(job_id)
-    for parameters, inputs and outputs.
+    No parameters, logs or exit code: it only leads from an output to its job.
+    Errors: [NOT_FOUND] unknown dataset; [AUTHORIZATION_ERROR] another user's private dataset.
+    Next: get_job_errors(dataset_id=...) for stderr/stdout; get_job_status(job_id) for parameters.
     """,
 }

@@ -100,44 +100,37 @@ def create_collection(
 
 #: Stock Galaxy tools whose behaviour the patch set extends; their descriptions say how.
 STOCK_DESCRIPTIONS = {
-    "run_tool": """Run a Galaxy tool in a history; returns the jobs and outputs it created.
+    "run_tool": """Run a Galaxy tool in a history; returns the jobs and outputs it created. Not idempotent.
 
-    inputs uses Galaxy's flat parameter names (get_tool_details(tool_id, io_details=True)):
-    a parameter in a conditional or section is "cond|param", in the n-th repeat block
-    "queries_0|input2". Values: a dataset {"src": "hda", "id": "<id>"}, a collection
-    {"src": "hdca", "id": "<id>"}, or a plain value.
+    inputs uses Galaxy's flat parameter names (see get_tool_details(tool_id, io_details=True)):
+    "cond|param" inside a conditional or section, "queries_0|input2" in the first repeat. Values:
+    {"src": "hda", "id": "<id>"} (dataset), {"src": "hdca", "id": "<id>"} (collection), or plain.
 
     Map-over (one job per collection element): give a single-dataset input the batch form
     {"input": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}}. Example:
         run_tool(history_id="f2db41e1fa331b3e", tool_id="cat1",
                  inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
-    A bare {"src": "hdca", "id": ...} given to a single-dataset input is wrapped into that form
-    for you and listed in mapped_over [{input, collection_id}]. Never wrapped: inputs the tool
-    declares as collections (data_collection), multiple="true" dataset inputs (they take the
-    whole collection in one job), values already in batch form. Two mapped inputs are matched
-    element by element.
+    A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you and listed in
+    mapped_over [{input, collection_id}]. Never wrapped: data_collection inputs, multiple="true"
+    inputs (they take the whole collection in one job), values already in batch form. Two mapped
+    inputs are matched element by element.
 
-    Returns jobs (encoded ids; wait with wait_for_jobs(job_ids=...)), outputs, output_collections,
-    mapped_over, and implicit_collections [{id, hid, name, collection_type, element_count,
-    populated_state, output_name}]: the collections of per-element outputs.
-
-    Errors: unknown tool, wrong parameter names or shapes (see get_tool_details), ids you cannot read.
-    Next: wait_for_jobs(job_ids=...); get_collection_details(id) of an implicit collection;
-    peek_dataset_content(dataset_id) to read an output.
+    Returns jobs (wait with wait_for_jobs(job_ids=...)), outputs, output_collections, mapped_over,
+    implicit_collections [{id, hid, name, collection_type, element_count, populated_state,
+    output_name}] (the per-element outputs).
+    Errors: [NOT_FOUND] unknown tool (search_tools) or dataset; [VALIDATION_ERROR] wrong parameter
+    names or shapes (get_tool_details); [AUTHORIZATION_ERROR] inputs you cannot read.
+    Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
     """,
-    "get_tool_details": """Describe a Galaxy tool: id, name, version, help; with io_details=True its inputs and outputs.
+    "get_tool_details": """Describe a tool: id, name, version, help; with io_details=True its inputs and outputs.
 
-    With io_details=True every dataset input in `inputs` says how to give it a collection:
-    takes_collection=false inputs carry map_over, the exact value that runs the tool once per
-    element ({"batch": true, "values": [{"src": "hdca", "id": "<collection_id>"}]}); true means the
-    collection itself is the input (data_collection, or multiple="true"). Dataset inputs inside
-    conditionals, sections and repeats, which `inputs` shows only as their container, are listed in
-    nested_data_inputs by their flat run_tool names ("cond|param", "queries_0|input2").
-
+    With io_details=True each dataset input says how to give it a collection: takes_collection=false
+    inputs carry map_over, the exact batch value that runs the tool once per element; true means the
+    collection itself is the input (data_collection or multiple="true"). Dataset inputs inside
+    conditionals, sections and repeats are listed in nested_data_inputs by flat run_tool name.
     Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
     "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
-
-    Errors: unknown tool id (find ids with search_tools).
+    Errors: [NOT_FOUND] unknown tool id (search_tools finds ids).
     Next: run_tool(history_id, tool_id, inputs); get_tool_run_examples(tool_id).
     """,
 }

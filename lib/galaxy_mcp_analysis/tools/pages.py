@@ -159,6 +159,10 @@ def validate_page_content(ops, content: PageContent) -> dict[str, Any]:
     return ops.validate_page_content(content)
 
 
-# The directive rules are written once and placed in every description that needs them.
-for _function in (create_page, update_page, validate_page_content):
-    _function.__doc__ = _function.__doc__.replace("    {rules}\n", DIRECTIVE_RULES.lstrip("\n"))
+# The directive rules are written out once, in validate_page_content (every agent sees all
+# descriptions in the same tools/list); the writing tools point there.
+validate_page_content.__doc__ = validate_page_content.__doc__.replace("    {rules}\n", DIRECTIVE_RULES.lstrip("\n"))
+for _function in (create_page, update_page):
+    _function.__doc__ = _function.__doc__.replace(
+        "    {rules}\n", "    Markdown rules and common directives: see validate_page_content.\n"
+    )

@@ -50,12 +50,9 @@ def peek_dataset_content(
 STOCK_DESCRIPTIONS = {
     "download_dataset": """Get a download URL and metadata (name, extension, file_size, state) for a dataset.
 
-    Returns a URL, not the content: an agent cannot read the bytes from this result. To read
-    a dataset's content, call peek_dataset_content(dataset_id), which returns the text in
-    pages (offset/max_bytes/next_offset). Use this tool only to hand a link to a person or an
-    HTTP client.
-
-    Errors: unknown dataset id, or a dataset of another user.
-    Next: peek_dataset_content(dataset_id) to read it; get_dataset_details(dataset_id) for metadata.
+    Returns a URL, not the content: the bytes are not in this result. To read a dataset, call
+    peek_dataset_content(dataset_id) (paged text). Use this only to hand a link to a person.
+    Errors: [NOT_FOUND] unknown dataset; [AUTHORIZATION_ERROR] another user's dataset.
+    Next: peek_dataset_content(dataset_id); get_dataset_details(dataset_id).
     """,
 }

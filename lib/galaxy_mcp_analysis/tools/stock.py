@@ -1,0 +1,254 @@
+"""Galaxy's 37 stock MCP tools: the one table of their annotations, and tighter descriptions.
+
+Galaxy 26.1 registers its tools without MCP annotations, and FastMCP keeps only the
+first paragraphs of their docstrings (returns, errors and next steps are dropped).
+Both are applied on the live server by mcp_surface.ToolSurface; doc/tools.md
+(generated, `make tools-doc`) shows the result. Our own tools declare their
+annotations next to their code (mcp_tools.analysis_tool).
+
+Annotations are decided per tool: reading is read-only and idempotent; tools that
+create things (histories, jobs, uploads, imports) are not idempotent; deactivating a
+user tool and cancelling an invocation are destructive; tools that reach outside
+Galaxy (IWC's manifest, quay.io, URL uploads) are open-world. ``run_tool`` and
+``invoke_workflow`` act inside Galaxy (closed world), although a Galaxy tool they
+run may itself download data.
+"""
+
+from mcp.types import ToolAnnotations
+
+
+def _annotations(title: str, read_only: bool, destructive: bool, idempotent: bool, open_world: bool):
+    return ToolAnnotations(
+        title=title,
+        readOnlyHint=read_only,
+        destructiveHint=destructive,
+        idempotentHint=idempotent,
+        openWorldHint=open_world,
+    )
+
+
+R, W = True, False  # read-only / writes
+#: name: (title, readOnly, destructive, idempotent, openWorld)
+_TABLE = {
+    "connect": ("Connect and identify the user", R, False, True, False),
+    "get_server_info": ("Galaxy server information", R, False, True, False),
+    "get_user": ("Current user", R, False, True, False),
+    "search_tools": ("Search tools by name", R, False, True, False),
+    "search_tools_by_keywords": ("Search tools by keywords", R, False, True, False),
+    "get_tool_panel": ("Tool panel sections", R, False, True, False),
+    "get_tool_details": ("Tool details and inputs", R, False, True, False),
+    "get_tool_run_examples": ("Tool test cases as examples", R, False, True, False),
+    "get_tool_citations": ("Tool citations", R, False, True, False),
+    "run_tool": ("Run a tool", W, False, False, False),
+    "get_job_status": ("Job status", R, False, True, False),
+    "get_job_details": ("Job that created a dataset", R, False, True, False),
+    "list_histories": ("List histories", R, False, True, False),
+    "list_history_ids": ("List history ids and names", R, False, True, False),
+    "create_history": ("Create a history", W, False, False, False),
+    "get_history_details": ("History summary", R, False, True, False),
+    "get_history_contents": ("History contents", R, False, True, False),
+    "get_dataset_details": ("Dataset metadata", R, False, True, False),
+    "get_collection_details": ("Collection elements", R, False, True, False),
+    "download_dataset": ("Dataset download URL", R, False, True, False),
+    "upload_file_from_url": ("Upload a file from a URL", W, False, False, True),
+    "list_workflows": ("List workflows", R, False, True, False),
+    "get_workflow_details": ("Workflow steps and inputs", R, False, True, False),
+    "invoke_workflow": ("Run a workflow", W, False, False, False),
+    "get_invocations": ("List workflow invocations", R, False, True, False),
+    "get_invocation_details": ("Workflow invocation state", R, False, True, False),
+    "cancel_workflow_invocation": ("Cancel a workflow invocation", W, True, True, False),
+    "search_iwc_workflows": ("Search IWC workflows", R, False, True, True),
+    "get_iwc_workflow_details": ("IWC workflow details", R, False, True, True),
+    "import_workflow_from_iwc": ("Import an IWC workflow", W, False, False, True),
+    "list_user_tools": ("List your user-defined tools", R, False, True, False),
+    "create_user_tool": ("Create a user-defined tool", W, False, False, False),
+    "delete_user_tool": ("Deactivate a user-defined tool", W, True, True, False),
+    "run_user_tool": ("Run a user-defined tool", W, False, False, False),
+    "recommend_biocontainer": ("Find a biocontainer image", R, False, True, True),
+    "list_file_source_templates": ("File source templates", R, False, True, False),
+    "list_user_file_sources": ("Your file sources", R, False, True, False),
+}
+
+#: The annotations of each of Galaxy's 37 stock tools, applied on the live server.
+STOCK_ANNOTATIONS: dict[str, ToolAnnotations] = {name: _annotations(*row) for name, row in _TABLE.items()}
+
+#: Tighter stock descriptions (what, returns, limits, example, errors, next). The tools
+#: whose behaviour the patch set changes keep theirs next to that capability's tools.
+STOCK_DESCRIPTIONS = {
+    "connect": """Check the API key and identify its user: returns connected, user {id, email, username, ...}, url.
+
+    Call once per session. Errors: [AUTHENTICATION_ERROR] missing or invalid key.
+    Next: list_histories() or create_history(name); search_tools(query).
+    """,
+    "get_server_info": """Galaxy's version, URL and selected public settings; with this patch set also patch_set.
+
+    Next: connect() to check your key; get_user() for quotas.
+    """,
+    "get_user": """The API key's user: id, username, email and quota information.
+
+    Errors: [AUTHENTICATION_ERROR] invalid key. Next: list_histories().
+    """,
+    "search_tools": """Find tools whose name, id or description contains query (case-insensitive substring).
+
+    Returns tools [{id, name, version, description}] and count.
+    Example: search_tools(query="fastq"). For several words use search_tools_by_keywords.
+    Next: get_tool_details(tool_id, io_details=True) for inputs, then run_tool.
+    """,
+    "search_tools_by_keywords": """Find tools matching any keyword in name, description or accepted input formats.
+
+    Returns tools [{id, name, description, versions}] and count.
+    Example: search_tools_by_keywords(keywords=["vcf", "filter"]).
+    Next: get_tool_details(tool_id, io_details=True).
+    """,
+    "get_tool_panel": """The toolbox as Galaxy's tool panel shows it: nested sections and tool ids (can be large).
+
+    view selects an admin-configured panel view. Errors: [NOT_FOUND] unknown view.
+    Next: get_tool_details(tool_id, io_details=True); search_tools(query) to narrow down.
+    """,
+    "get_tool_run_examples": """A tool's own test cases (inputs, outputs, assertions): real, runnable input shapes.
+
+    Returns tool_id, requested_version, test_cases. tool_version="*" covers all versions.
+    Example: get_tool_run_examples(tool_id="cat1").
+    Errors: [NOT_FOUND] unknown tool (find ids with search_tools). Next: run_tool.
+    """,
+    "get_tool_citations": """A tool's citations: tool_name, tool_version, citations [{type, content}] (DOIs, BibTeX).
+
+    Errors: [NOT_FOUND] unknown tool. Next: get_tool_details(tool_id).
+    """,
+    "list_histories": """List your histories, most recently updated first: histories [{id, name, update_time, ...}], count.
+
+    Page with limit (default 50) and offset; name filters by substring.
+    Example: list_histories(name="RNA-seq", limit=10).
+    Next: get_history_contents(history_id); create_history(name); list_history_ids() for a lighter list.
+    """,
+    "list_history_ids": """List your histories as {id, name} pairs only (limit, default 100): the cheapest lookup of an id.
+
+    Next: get_history_contents(history_id).
+    """,
+    "create_history": """Create an empty history named name; returns its id, name and create_time. Not idempotent.
+
+    Example: create_history(name="RNA-seq sample A").
+    Next: create_dataset_from_text or upload_file_from_url to add data; run_tool.
+    """,
+    "get_history_details": """A history's metadata and counts (name, size, state, contents_summary): no item listing.
+
+    Errors: [NOT_FOUND] unknown history; [VALIDATION_ERROR] malformed id; [AUTHORIZATION_ERROR] not yours.
+    Next: get_history_contents(history_id) for its datasets and collections.
+    """,
+    "get_history_contents": """A page of a history's datasets and collections (history_content_type says which), by hid.
+
+    Returns items [{id, hid, name, state, extension, history_content_type, ...}] and counts.
+    order: hid-asc (default), hid-dsc, create_time-dsc, update_time-dsc, name-asc. deleted/visible
+    filter (null: Galaxy's default). Example: get_history_contents(history_id="f2db41e1fa331b3e", order="hid-dsc", limit=20).
+    Errors: [NOT_FOUND] unknown history; [AUTHORIZATION_ERROR] not yours.
+    Next: peek_dataset_content(dataset_id) to read a dataset; get_collection_details(id) for a collection.
+    """,
+    "get_dataset_details": """A dataset's metadata: name, state, extension, file_size, genome_build, peek, misc_info.
+
+    No content: read it with peek_dataset_content(dataset_id). Errors: [NOT_FOUND] unknown id;
+    [AUTHORIZATION_ERROR] another user's private dataset.
+    Next: peek_dataset_content(dataset_id); get_job_details(dataset_id) for the job that made it.
+    """,
+    "get_collection_details": """A collection's type, state and elements [{element_identifier, object id, state, ...}].
+
+    max_elements caps the elements listed (default 500).
+    Errors: [NOT_FOUND] unknown collection; [AUTHORIZATION_ERROR] not yours.
+    Next: run_tool with {"<input>": {"src": "hdca", "id": collection_id}} to map over it;
+    peek_dataset_content(element dataset id).
+    """,
+    "upload_file_from_url": """Upload a file that Galaxy fetches from url into a history (an upload job). Not idempotent.
+
+    Returns the upload job and the new dataset (id, hid, state, usually queued). file_type is a
+    datatype extension or "auto"; an unknown one is refused with the closest valid names.
+    Example: upload_file_from_url(history_id="f2db41e1fa331b3e", url="https://zenodo.org/.../reads.fastq.gz", file_type="fastqsanger.gz").
+    Errors: [VALIDATION_ERROR] bad url or file_type; [AUTHORIZATION_ERROR] not your history;
+    [CONFLICT] purged or archived history. For text you already have, use create_dataset_from_text.
+    Next: wait_for_jobs(dataset_ids=[id]); peek_dataset_content(dataset_id).
+    """,
+    "list_workflows": """List your workflows (shared with you too by default): workflows [{id, name, tags, update_time}], count.
+
+    search filters name/annotation; show_published adds published ones; page with limit/offset.
+    Next: get_workflow_details(workflow_id); invoke_workflow.
+    """,
+    "get_workflow_details": """A workflow's steps, inputs (labels and indices), outputs and overridable parameters.
+
+    version picks an older version (default latest). Errors: [NOT_FOUND] unknown workflow.
+    Next: invoke_workflow(workflow_id, history_id, inputs).
+    """,
+    "invoke_workflow": """Run a workflow; returns the invocation (id, state, history_id). Not idempotent.
+
+    inputs maps input labels or step indices to {"src": "hda"|"hdca"|"ldda", "id"}; parameters
+    overrides per step; history_name makes a new history when history_id is not given.
+    Example: invoke_workflow(workflow_id="a1", history_id="f2db41e1fa331b3e", inputs={"0": {"src": "hda", "id": "b2"}}).
+    Errors: [VALIDATION_ERROR] inputs that do not match; [NOT_FOUND] unknown workflow or dataset.
+    Next: get_invocation_details(invocation_id); cancel_workflow_invocation.
+    """,
+    "get_invocations": """List workflow runs, filtered by workflow_id and/or history_id: invocations [{id, state, ...}], count.
+
+    Next: get_invocation_details(invocation_id).
+    """,
+    "get_invocation_details": """One workflow run's state, per-step states, inputs and outputs.
+
+    Errors: [NOT_FOUND] unknown invocation. Next: get_history_contents(history_id) for outputs;
+    get_job_errors(job_id) for a failed step's job.
+    """,
+    "cancel_workflow_invocation": """Cancel a workflow run: finished steps stay, steps not yet run are skipped. Destructive.
+
+    Returns the invocation with its new state. Errors: [NOT_FOUND] unknown invocation.
+    Next: get_invocation_details(invocation_id).
+    """,
+    "search_iwc_workflows": """Search IWC's curated workflows (fetched from the IWC manifest online) by keywords or intent.
+
+    Returns query, workflows [{trs_id, name, description, step_count, match_score, ...}], count (limit, default 10).
+    Example: search_iwc_workflows(query="paired-end RNA-seq differential expression").
+    Next: get_iwc_workflow_details(trs_id); import_workflow_from_iwc(trs_id).
+    """,
+    "get_iwc_workflow_details": """An IWC workflow's readme, inputs, outputs and tools, before importing it.
+
+    trs_id looks like "#workflow/github.com/iwc-workflows/rnaseq-pe/main".
+    Errors: [NOT_FOUND] trs_id not in the IWC manifest (search_iwc_workflows lists valid ones).
+    Next: import_workflow_from_iwc(trs_id).
+    """,
+    "import_workflow_from_iwc": """Import an IWC workflow as your private workflow; returns id, name, trs_id, missing_tools. Not idempotent.
+
+    A non-empty missing_tools means it will not run until an admin installs those tools.
+    Errors: [NOT_FOUND] unknown trs_id. Next: get_workflow_details(id); invoke_workflow.
+    """,
+    "list_user_tools": """List your user-defined tools: tools [{id, uuid, tool_id, name, active}], count (active=false adds deactivated).
+
+    Next: run_user_tool(history_id, tool_uuid, inputs).
+    """,
+    "create_user_tool": """Create a user-defined (containerized YAML) tool; returns id, uuid, tool_id, representation.
+
+    representation: {"class": "GalaxyUserTool", "id", "version", "name", "container" (a string,
+    e.g. from recommend_biocontainer), "shell_command" ($(inputs.x.path) for data inputs),
+    "inputs": [{name, type}], "outputs": [{name, type: "data", format, from_work_dir}]}.
+    Needs enable_beta_tool_formats and the user-tool role. Errors: [VALIDATION_ERROR] bad
+    representation; [AUTHORIZATION_ERROR] not allowed on this server.
+    Next: run_user_tool(history_id, tool_uuid=uuid, inputs).
+    """,
+    "delete_user_tool": """Deactivate a user-defined tool by uuid (past jobs are kept; it can no longer run). Destructive.
+
+    Returns {uuid, deactivated: true}. Errors: [NOT_FOUND] unknown uuid (list_user_tools).
+    """,
+    "run_user_tool": """Run a user-defined tool (by tool_uuid) in a history, like run_tool. Not idempotent.
+
+    inputs: {"<input>": {"src": "hda", "id": "<dataset>"}} or plain values. Returns jobs and outputs.
+    Errors: [NOT_FOUND] unknown uuid; [CONFLICT] deactivated tool; [VALIDATION_ERROR] bad inputs.
+    Next: wait_for_jobs(job_ids=[...]); get_job_errors(job_id).
+    """,
+    "recommend_biocontainer": """Find a verified quay.io/biocontainers image for conda packages (queries quay.io).
+
+    packages: ["samtools=1.17", "bwa"]. Returns image, found, match_quality, source, notes,
+    verified (null when quay.io could not be reached).
+    Next: create_user_tool with container=image.
+    """,
+    "list_file_source_templates": """The kinds of remote data sources an admin offers (S3, Dropbox, Zenodo, ...) as templates.
+
+    Next: list_user_file_sources() for the ones you have configured.
+    """,
+    "list_user_file_sources": """Your configured remote file sources (instances of list_file_source_templates).
+
+    Next: upload_file_from_url with a URL they serve.
+    """,
+}
