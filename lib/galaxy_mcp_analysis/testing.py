@@ -239,8 +239,9 @@ class McpClient:
     def list_tools(self):
         return self._run(self._session.list_tools()).tools
 
-    def call(self, tool: str, arguments: dict[str, Any] | None = None):
-        return self._run(self._session.call_tool(tool, arguments or {}))
+    def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
+        """One tools/call; past ``timeout`` seconds it raises TimeoutError (a hung call fails its test)."""
+        return self._run(self._session.call_tool(tool, arguments or {}), timeout)
 
     def call_ok(self, tool: str, /, **arguments) -> dict[str, Any]:
         result = self.call(tool, arguments)
