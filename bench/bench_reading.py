@@ -4,11 +4,11 @@ server memory while reading, and MCP vs Galaxy's REST chunked display for the sa
 import random
 
 from common import (
-    fetch,
-    file_server,
     median_seconds,
     PeakRss,
     timed,
+    upload_by_url,
+    write_tabular,
 )
 from galaxy_mcp_analysis.testing import rest
 
@@ -16,26 +16,11 @@ MIB = 1024 * 1024
 READ = 64 * 1024
 
 
-def write_tabular(path, size_mib: int) -> int:
-    rows = "".join(f"chr{i % 22 + 1}\t{i * 50}\t{i * 50 + 49}\tfeature_{i}\t{i % 1000}\t+\n" for i in range(20_000))
-    block = rows.encode()
-    with open(path, "wb") as out:
-        written = 0
-        while written < size_mib * MIB:
-            out.write(block)
-            written += len(block)
-    return written
-
-
 def run(galaxy, mcp, workdir, size_mib: int, reps: int) -> dict:
     key = galaxy.api_key
     history = mcp.call_ok("create_history", name="bench-reading", api_key=key)["id"]
-    size = write_tabular(workdir / "big.tabular", size_mib)
-    with file_server(workdir) as base:
-        seconds, dataset = timed(
-            fetch, galaxy, key, history, {"src": "url", "url": f"{base}/big.tabular", "ext": "tabular"}
-        )
-    assert dataset["state"] == "ok", dataset
+    size = write_tabular(workdir / "big.tabular", size_mib * MIB)
+    seconds, dataset = timed(upload_by_url, galaxy, history, workdir, "big.tabular")
     dataset_id = dataset["id"]
     print(f"  dataset: {size / MIB:.0f} MiB tabular, uploaded and metadata set in {seconds:.1f} s")
 

@@ -1,51 +1,278 @@
-"""``make bench``: start one Galaxy with the patch set, run the benchmarks against it, print ratios.
+"""``make bench``: the patch set's performance side by side with Galaxy's REST API and the alternatives.
 
-    make bench BENCH_ARGS="--size-mib 1024 --reps 50"
+    make bench                                                  # every section, full sizes
+    make bench BENCH_ARGS="--size-mib 64 --reps 10 --only reading,overhead"   # a quick look
+
+One Galaxy with the patch set serves every side-by-side measurement (MCP and REST samples
+interleaved); afterwards a stock Galaxy 26.1 (the patch set switched off) is started on another
+port for its tools/list and its download path, and the standalone galaxy-mcp server (PyPI,
+in a virtualenv of its own) runs over stdio against the patched Galaxy. Figures are printed,
+ratios last; nothing here is a pass/fail test.
 """
 
 import argparse
 import json
+import os
+import platform
 import sys
 import tempfile
+import time
+import traceback
+from importlib import metadata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_bytes  # noqa: E402
 import bench_collections  # noqa: E402
+import bench_concurrency  # noqa: E402
 import bench_context  # noqa: E402
+import bench_overhead  # noqa: E402
 import bench_reading  # noqa: E402
+import bench_upload  # noqa: E402
+import standalone_galaxy_mcp  # noqa: E402
 from conftest import STOCK_TOOLS  # noqa: E402  (bench/common put test/ on the path)
 from galaxy_mcp_analysis.testing import (  # noqa: E402
     LaunchedGalaxy,
     McpClient,
+    rest,
 )
+
+SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def int_list(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part]
+
+
+def section_list(text: str) -> list[str]:
+    chosen = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = sorted(set(chosen) - set(SECTIONS))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    return chosen
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", type=section_list, default=SECTIONS,
+                        help=f"comma-separated sections to run (default all: {','.join(SECTIONS)})")
+    parser.add_argument("--size-mib", type=int, default=1024, help="ranged reads: size of the large dataset (1 GiB)")
+    parser.add_argument("--reps", type=int, default=50, help="ranged reads: interleaved repetitions (50)")
+    parser.add_argument("--bytes-mib", type=int, default=200, help="bytes moved: size of the dataset (200 MiB)")
+    parser.add_argument("--calls", type=int, default=200, help="per-call overhead: calls on each side (200)")
+    parser.add_argument("--clients", type=int_list, default=[1, 4, 16], help="concurrency levels (1,4,16)")
+    parser.add_argument("--concurrency-calls", type=int, default=160,
+                        help="calls per concurrency level, split among its clients (160)")
+    parser.add_argument("--upload-reps", type=int, default=10, help="pasted uploads on each side (10)")
+    parser.add_argument("--collection-sizes", type=int_list, default=[1000, 10000], help="list sizes (1000,10000)")
+    parser.add_argument("--collection-reps", type=int, default=5, help="repetitions per list size (5)")
+    parser.add_argument("--no-stock", action="store_true", help="skip starting a stock Galaxy for comparison")
+    parser.add_argument("--no-galaxy-mcp", action="store_true", help="skip the standalone galaxy-mcp server")
+    parser.add_argument("--cache-dir", type=Path, default=REPO / ".galaxy-bench",
+                        help="where galaxy-mcp's throw-away virtualenv is cached (.galaxy-bench, git-ignored)")
+    parser.add_argument("--json", type=Path, help="also write every figure here")
+    return parser.parse_args(argv)
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def describe_machine() -> dict:
+    memory = next((line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                   if line.startswith("MemTotal:")), "0")
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    machine = {
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": round(int(memory) / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+        "galaxy_app": metadata.version("galaxy-app"),
+        "mcp": metadata.version("mcp"),
+        "fastmcp": metadata.version("fastmcp"),
+    }
+    print("machine: " + ", ".join(f"{key} {value}" for key, value in machine.items()) + f"; {load()}")
+    return machine
+
+
+def galaxy_mcp_script(args):
+    """The standalone galaxy-mcp console script, or None (said why) when it cannot be had."""
+    if args.no_galaxy_mcp:
+        print("galaxy-mcp: skipped (--no-galaxy-mcp)")
+        return None
+    try:
+        started = time.monotonic()
+        script = standalone_galaxy_mcp.install(args.cache_dir)
+        print(f"galaxy-mcp {standalone_galaxy_mcp.VERSION}: ready in {time.monotonic() - started:.0f} s "
+              f"({script.parent.parent})")
+        return script
+    except standalone_galaxy_mcp.Unavailable as e:
+        print(f"galaxy-mcp: NOT MEASURED: {e}")
+        return None
+
+
+def section(name: str, title: str, results: dict, function, *args):
+    print(f"{title} [{load()}]:", flush=True)
+    started = time.monotonic()
+    try:
+        results[name] = function(*args)
+    except standalone_galaxy_mcp.Unavailable as e:
+        print(f"  NOT MEASURED: {e}")
+        results[name] = {"unavailable": str(e)}
+    except Exception as e:  # one broken section must not cost the figures of the others
+        traceback.print_exc()
+        print(f"  FAILED: {type(e).__name__}: {e}")
+        results[name] = {"failed": f"{type(e).__name__}: {e}"}
+        results.setdefault("failed_sections", []).append(name)
+    print(f"  ({time.monotonic() - started:.0f} s)", flush=True)
+
+
+def patched_phase(args, workdir: Path, script, results: dict) -> None:
+    with LaunchedGalaxy(workdir / "galaxy" / "data") as galaxy, McpClient(galaxy.mcp_url) as mcp:
+        print(f"Galaxy with the patch set: {galaxy.galaxy_url} (one server for every side-by-side measurement)")
+        only = args.only
+        if "context" in only:
+            section("context", "agent context cost (tools/list)", results, bench_context.run, mcp, STOCK_TOOLS)
+            if script and "bytes" not in only:
+                section("context_galaxy_mcp", "agent context cost, galaxy-mcp", results, galaxy_mcp_context,
+                        script, galaxy, workdir)
+        if "reading" in only:
+            section("reading", "ranged reads", results, bench_reading.run, galaxy, mcp, workdir, args.size_mib,
+                    args.reps)
+        if "bytes" in only:
+            section("bytes", f"bytes moved to show the first 64 KiB of a {args.bytes_mib} MiB dataset", results,
+                    bytes_on_patched, args, galaxy, mcp, workdir, script)
+        if "overhead" in only:
+            section("overhead", "per-call overhead", results, bench_overhead.run, galaxy, mcp, args.calls)
+        if "concurrency" in only:
+            section("concurrency", "concurrent MCP clients", results, bench_concurrency.run, galaxy, mcp, workdir,
+                    args.clients, args.concurrency_calls)
+        if "upload" in only:
+            section("upload", "pasted upload to ok", results, bench_upload.run, galaxy, mcp, args.upload_reps)
+        if "collections" in only:
+            section("collections", "collections", results, bench_collections.run, galaxy, mcp,
+                    args.collection_sizes, args.collection_reps)
+
+
+def galaxy_mcp_context(script, galaxy, workdir) -> dict:
+    async def actions(client):
+        return (await client.list_tools()).tools
+
+    tools = standalone_galaxy_mcp.session(script, galaxy.galaxy_url, galaxy.api_key, workdir / "galaxy-mcp", actions)
+    return bench_context.measure(f"galaxy-mcp {standalone_galaxy_mcp.VERSION}", tools)
+
+
+def bytes_on_patched(args, galaxy, mcp, workdir, script) -> dict:
+    history_id = mcp.call_ok("create_history", name="bench-bytes", api_key=galaxy.api_key)["id"]
+    dataset_id, size = bench_bytes.prepare(galaxy, history_id, workdir, args.bytes_mib)
+    figures = {"size_bytes": size, "patch_set": bench_bytes.patch_set(galaxy, dataset_id)}
+    if script:
+        try:
+            standalone = bench_bytes.standalone(script, galaxy, dataset_id, workdir)
+            tools = standalone.pop("tools")
+            figures["galaxy_mcp"] = standalone
+            if "context" in args.only:
+                figures["galaxy_mcp_context"] = bench_context.measure(
+                    f"(context) galaxy-mcp {standalone_galaxy_mcp.VERSION} tools/list", tools)
+        except standalone_galaxy_mcp.Unavailable as e:
+            print(f"  galaxy-mcp: NOT MEASURED: {e}")
+            figures["galaxy_mcp"] = {"unavailable": str(e)}
+    return figures
+
+
+def stock_phase(args, workdir: Path, results: dict) -> None:
+    with LaunchedGalaxy(workdir / "stock" / "data", patches=False) as galaxy, McpClient(galaxy.mcp_url) as mcp:
+        print(f"stock Galaxy 26.1 (patch set off): {galaxy.galaxy_url}, started after the patched one stopped")
+        if "context" in args.only:
+            section("context_stock", "agent context cost, stock Galaxy", results, bench_context.measure,
+                    f"stock Galaxy {metadata.version('galaxy-app')}", mcp.list_tools())
+        if "bytes" in args.only:
+            section("bytes_stock", "bytes moved, stock Galaxy", results, bench_bytes.stock, galaxy, workdir,
+                    args.bytes_mib)
+        version = rest(galaxy.galaxy_url, "/api/version", galaxy.api_key)
+        results.setdefault("stock_version", version)
+
+
+def ratio(numerator, denominator):
+    return numerator / denominator if numerator is not None and denominator else None
+
+
+def summary(results: dict) -> list[tuple[str, float | None, str]]:
+    """(what, figure, target) for every ratio measured in this run."""
+    results = {name: figures for name, figures in results.items()
+               if not (isinstance(figures, dict) and ({"failed", "unavailable"} & set(figures)))}
+    rows = []
+    reading = results.get("reading") or {}
+    if "end_over_start" in reading:
+        rows += [
+            ("64 KiB near the end / at offset 0", reading["end_over_start"], "<= 1.2"),
+            ("server peak RSS growth during reads, MiB", reading["rss_growth_mib"],
+             f"<= {reading['rss_budget_mib']:.0f}"),
+            ("peek MCP / REST display?offset&ck_size", reading["mcp_over_rest"], "<= 1.3"),
+        ]
+    moved = results.get("bytes") or {}
+    ours = (moved.get("patch_set") or {}).get("bytes_moved")
+    stock = (results.get("bytes_stock") or {}).get("bytes_moved")
+    standalone = ((moved.get("galaxy_mcp") or {}).get("file") or {}).get("bytes_moved")
+    if ours:
+        rows.append(("bytes moved: stock MCP (URL + GET) / this patch set", ratio(stock, ours), "(report)"))
+        rows.append(("bytes moved: galaxy-mcp download_dataset / this patch set", ratio(standalone, ours), "(report)"))
+    collections = results.get("collections") or {}
+    for size, figures in collections.items():
+        if isinstance(figures, dict):
+            rows.append((f"create_collection {size:,} elements MCP / REST", figures["mcp_over_rest"], "<= 1.2"))
+    if "growth" in collections:
+        sizes = [size for size in collections if isinstance(size, int)]
+        rows.append((f"MCP time growth {sizes[0]:,} -> {sizes[-1]:,} elements (x{sizes[-1] // sizes[0]} elements)",
+                     collections["growth"], f"about {sizes[-1] / sizes[0]:.0f} (linear)"))
+    overhead = results.get("overhead") or {}
+    if overhead:
+        rows.append(("get_dataset_details MCP / REST, p50", overhead["p50_ratio"], "<= 1.5"))
+        rows.append(("get_dataset_details MCP / REST, p95", overhead["p95_ratio"], "<= 1.5"))
+    for clients, figures in (results.get("concurrency") or {}).items():
+        rows.append((f"{clients} concurrent clients: calls/s", figures["calls_per_s"], "(report)"))
+        rows.append((f"{clients} concurrent clients: p95 ms", figures["p95_ms"], "(report)"))
+        rows.append((f"{clients} concurrent clients: errors", len(figures["errors"]), "0"))
+    upload = results.get("upload") or {}
+    if upload:
+        rows.append(("pasted upload to ok, wait_for_jobs / REST polling", upload["wait_for_jobs_over_rest"], "about 1"))
+        rows.append(("pasted upload to ok, MCP polling / REST polling", upload["polling_over_rest"], "about 1"))
+    context = results.get("context") or {}
+    stock_context = results.get("context_stock") or {}
+    galaxy_mcp = results.get("context_galaxy_mcp") or moved.get("galaxy_mcp_context") or {}
+    if context.get("tools_list_bytes"):
+        rows.append(("tools/list bytes: this patch set / stock Galaxy",
+                     ratio(context["tools_list_bytes"], stock_context.get("tools_list_bytes")), "(report)"))
+        rows.append(("tools/list bytes: galaxy-mcp / this patch set",
+                     ratio(galaxy_mcp.get("tools_list_bytes"), context["tools_list_bytes"]), "(report)"))
+    return rows
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mib", type=int, default=1024, help="size of the large dataset (default 1 GiB)")
-    parser.add_argument("--reps", type=int, default=50, help="timed repetitions per measurement")
-    parser.add_argument("--collection-sizes", default="1000,10000", help="list sizes for create_collection")
-    parser.add_argument("--only", choices=["reading", "collections", "context"], help="run one section")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
+    started = time.monotonic()
+    results: dict = {"machine": describe_machine(), "args": {k: str(v) for k, v in vars(args).items()}}
+    needs_galaxy_mcp = bool({"bytes", "context"} & set(args.only))
+    script = galaxy_mcp_script(args) if needs_galaxy_mcp else None
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
-        with LaunchedGalaxy(workdir / "galaxy" / "data") as galaxy, McpClient(galaxy.mcp_url) as mcp:
-            print(f"Galaxy {galaxy.galaxy_url} (one server for every measurement)")
-            results = {}
-            if args.only in (None, "context"):
-                print("agent context cost:")
-                results["context"] = bench_context.run(mcp, STOCK_TOOLS)
-            if args.only in (None, "reading"):
-                print("ranged reads:")
-                results["reading"] = bench_reading.run(galaxy, mcp, workdir, args.size_mib, args.reps)
-            if args.only in (None, "collections"):
-                print("collections:")
-                sizes = [int(size) for size in args.collection_sizes.split(",")]
-                results["collections"] = bench_collections.run(galaxy, mcp, sizes, max(1, args.reps // 10))
+        patched_phase(args, workdir, script, results)
+        if not args.no_stock and {"bytes", "context"} & set(args.only):
+            stock_phase(args, workdir, results)
+    print(f"ratios ({time.monotonic() - started:.0f} s in all; {load()}):")
+    for what, figure, target in summary(results):
+        shown = "not measured" if figure is None else (f"{figure:,}" if isinstance(figure, int) else f"{figure:.2f}")
+        print(f"  {what:<64} {shown:>12}   target {target}")
+    results["summary"] = summary(results)
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+    if results.get("failed_sections"):
+        print(f"failed sections: {', '.join(results['failed_sections'])}")
+        return 1
     return 0
 
 
