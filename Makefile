@@ -31,3 +31,8 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: $(INSTALLED)
 	$(VENV)/bin/python bench/run.py $(BENCH_ARGS)
+
+# doc/tools.md from the live tools/list of a Galaxy with the patch set (test_every_tool.py fails when stale).
+.PHONY: tools-doc
+tools-doc: $(INSTALLED)
+	$(VENV)/bin/python -m galaxy_mcp_analysis.tools_reference --output doc/tools.md

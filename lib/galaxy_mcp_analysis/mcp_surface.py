@@ -31,7 +31,7 @@ from galaxy_mcp_analysis.errors import (
 log = logging.getLogger(__name__)
 
 API_KEY_ARGUMENT = "api_key"
-API_KEY_DESCRIPTION = "Galaxy API key; omit it when the MCP client sends the x-api-key header."
+API_KEY_DESCRIPTION = "Galaxy API key; omit if the MCP client sends the x-api-key header."
 
 
 class CodedToolErrors(Middleware):

@@ -241,7 +241,10 @@ class McpClient:
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
         """One tools/call; past ``timeout`` seconds it raises TimeoutError (a hung call fails its test)."""
-        return self._run(self._session.call_tool(tool, arguments or {}), timeout)
+        result = self._run(self._session.call_tool(tool, arguments or {}), timeout)
+        if result.is_error:
+            ERROR_TEXTS.append((tool, error_text(result)))
+        return result
 
     def call_ok(self, tool: str, /, **arguments) -> dict[str, Any]:
         result = self.call(tool, arguments)
@@ -270,6 +273,11 @@ class McpClient:
 
     def __exit__(self, *exc):
         self.close()
+
+
+#: Every tool error text any McpClient of this process received, as (tool, text): the suite
+#: checks that none shows a traceback, a server path or SQL (test/conftest.py).
+ERROR_TEXTS: list[tuple[str, str]] = []
 
 
 def error_text(result) -> str:

@@ -229,7 +229,8 @@ STOCK_DESCRIPTIONS = {
     """,
     "delete_user_tool": """Deactivate a user-defined tool by uuid (past jobs are kept; it can no longer run). Destructive.
 
-    Returns {uuid, deactivated: true}. Errors: [NOT_FOUND] unknown uuid (list_user_tools).
+    Returns {uuid, deactivated: true}. Errors: [NOT_FOUND] unknown uuid.
+    Next: list_user_tools(active=false) shows it deactivated.
     """,
     "run_user_tool": """Run a user-defined tool (by tool_uuid) in a history, like run_tool. Not idempotent.
 

@@ -1,0 +1,166 @@
+"""Every tool at /api/mcp (Galaxy's 37 and ours): annotations, coded errors, header auth, the reference doc."""
+
+import re
+
+import pytest
+
+from conftest import (
+    fetch,
+    STOCK_TOOLS,
+)
+from galaxy_mcp_analysis import tools_reference
+from galaxy_mcp_analysis.errors import looks_internal
+from galaxy_mcp_analysis.mcp_tools import TOOL_SPECS
+from galaxy_mcp_analysis.testing import (
+    ERROR_TEXTS,
+    McpClient,
+    rest,
+)
+from galaxy_mcp_analysis.tools import STOCK_ANNOTATIONS
+
+ANNOTATION_FIELDS = ("title", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
+CODED = re.compile(r"^\[(VALIDATION_ERROR|NOT_FOUND|AUTHENTICATION_ERROR|AUTHORIZATION_ERROR|NOT_READY|CONFLICT|SYSTEM_ERROR)\] \S")
+
+
+@pytest.fixture(scope="module")
+def listed(mcp):
+    return {tool.name: tool for tool in mcp.list_tools()}
+
+
+def expected_annotations() -> dict:
+    return {**STOCK_ANNOTATIONS, **{spec.name: spec.annotations for spec in TOOL_SPECS}}
+
+
+def assert_coded(text: str, code: str) -> None:
+    assert text.startswith(f"[{code}] "), text
+    assert CODED.match(text), text
+    assert text.splitlines()[-1].startswith("Suggestion: ") and len(text.splitlines()[-1]) > len("Suggestion: ")
+    assert not looks_internal(text), text
+
+
+# ---- annotations and descriptions ----
+
+
+def test_every_tool_is_annotated_as_the_table_says(listed):
+    expected = expected_annotations()
+    assert set(listed) == set(expected) == STOCK_TOOLS | {spec.name for spec in TOOL_SPECS}
+    for name, tool in listed.items():
+        for field in ANNOTATION_FIELDS:
+            assert getattr(tool.annotations, field) is not None, (name, field)
+            assert getattr(tool.annotations, field) == getattr(expected[name], field), (name, field)
+        assert tool.title == tool.annotations.title
+
+
+def test_annotations_are_truthful(listed):
+    hints = {name: tool.annotations for name, tool in listed.items()}
+    read_only = {name for name, a in hints.items() if a.read_only_hint}
+    # Reading is read-only (and so neither destructive nor changing anything on repeat).
+    assert {name for name in listed if name.startswith(("get_", "list_", "search_"))} <= read_only
+    assert all(hints[name].idempotent_hint and not hints[name].destructive_hint for name in read_only)
+    for name in ("run_tool", "upload_file_from_url", "create_dataset_from_text", "create_collection", "create_history",
+                 "invoke_workflow", "run_user_tool", "create_page", "update_page", "import_workflow_from_iwc"):
+        assert not hints[name].read_only_hint and not hints[name].idempotent_hint, name
+    assert {name for name, a in hints.items() if a.destructive_hint} == {"delete_user_tool", "cancel_workflow_invocation"}
+    assert {name for name, a in hints.items() if a.open_world_hint} == {
+        "search_iwc_workflows", "get_iwc_workflow_details", "import_workflow_from_iwc", "upload_file_from_url",
+        "recommend_biocontainer",
+    }
+
+
+def test_descriptions_are_tight_and_name_the_next_tools(listed):
+    for name, tool in listed.items():
+        description = tool.description
+        assert 80 <= len(description) <= 1700, (name, len(description))
+        assert "Next" in description or "Debugging path" in description, name
+        for code in re.findall(r"\[([A-Z_]+)\]", description):
+            assert CODED.match(f"[{code}] x"), (name, code)
+    # tools/list stays near its pre-polish size although every tool gained annotations.
+    assert tools_reference.tools_list_bytes(tools_reference.tool_dicts(listed.values())) < 68_000
+
+
+def test_api_key_is_optional_in_every_schema(listed):
+    for name, tool in listed.items():
+        schema = tool.input_schema
+        assert "api_key" in schema["properties"], name
+        assert "api_key" not in schema.get("required", []), name
+        assert "x-api-key" in schema["properties"]["api_key"]["description"], name
+
+
+def test_doc_tools_md_is_the_live_tools_list(listed):
+    live = tools_reference.render(tools_reference.tool_dicts(listed.values()), tools_reference.new_tool_names())
+    committed = tools_reference.DOC_PATH.read_text()
+    assert committed == live, "doc/tools.md is stale: run `make tools-doc` and commit it"
+
+
+# ---- errors: each code through the real server ----
+
+
+def test_each_error_code_through_the_real_server(galaxy, mcp, api_key, other_user_key, history_id, file_server):
+    # Galaxy's stock tools: the original Galaxy exception behind their wrappers decides the code.
+    malformed = mcp.call_error("get_history_details", history_id="not-an-id", api_key=api_key)
+    assert_coded(malformed, "VALIDATION_ERROR")
+    assert "Error calling tool" not in malformed and "failed:" not in malformed
+    unknown_tool = mcp.call_error("get_tool_details", tool_id="no_such_tool", api_key=api_key)
+    assert_coded(unknown_tool, "NOT_FOUND")
+    assert "search_tools" in unknown_tool.split("Suggestion:")[1]
+    assert_coded(mcp.call_error("list_histories", api_key="not-a-key"), "AUTHENTICATION_ERROR")
+    assert_coded(mcp.call_error("get_workflow_details", workflow_id=history_id, api_key=api_key), "NOT_FOUND")
+    # The patch set's tools, same codes.
+    others = mcp.call_error("create_dataset_from_text", history_id=history_id, content="x\n", api_key=other_user_key)
+    assert_coded(others, "AUTHORIZATION_ERROR")
+    url = file_server("deferred-every-tool.txt", b"later\n")
+    deferred = fetch(galaxy, api_key, history_id, {"src": "url", "url": url, "ext": "txt", "deferred": True})
+    assert_coded(mcp.call_error("peek_dataset_content", dataset_id=deferred["id"], api_key=api_key), "NOT_READY")
+    purged = mcp.call_ok("create_history", name="purged", api_key=api_key)["id"]
+    rest(galaxy.galaxy_url, f"/api/histories/{purged}", api_key, {"purge": True}, method="DELETE")
+    assert_coded(mcp.call_error("create_dataset_from_text", history_id=purged, content="x\n", api_key=api_key),
+                 "CONFLICT")
+    # An unexpected failure inside a stock tool: no internals, a correlation id that the log has too.
+    crash = mcp.call_error("get_tool_run_examples", tool_id="cat1", tool_version="no-such-version", api_key=api_key)
+    assert_coded(crash, "SYSTEM_ERROR")
+    correlation_id = re.search(r"correlation id ([0-9a-f]{12})", crash).group(1)
+    assert f"[correlation id {correlation_id}]" in galaxy.log_text()
+
+
+def test_unknown_tools_and_bad_arguments_are_coded_too(mcp, api_key):
+    assert_coded(mcp.call_error("peek_dataset", dataset_id="x", api_key=api_key), "NOT_FOUND")
+    bad = mcp.call_error("list_histories", limit="many", api_key=api_key)
+    assert_coded(bad, "VALIDATION_ERROR")
+    assert "limit" in bad.splitlines()[0]
+
+
+# ---- the key from the HTTP request ----
+
+
+def test_the_header_authenticates_every_tool(galaxy, api_key):
+    for headers in ({"x-api-key": api_key}, {"Authorization": f"Bearer {api_key}"}):
+        with McpClient(galaxy.mcp_url, headers=headers) as client:
+            assert client.call_ok("get_user")["email"] == "demo@example.org"  # a stock tool
+            history = client.call_ok("create_history", name="header auth")["id"]
+            made = client.call_ok("create_dataset_from_text", history_id=history, content="a\n")  # ours
+            assert made["dataset_id"]
+            # The argument keeps working next to a header that agrees.
+            assert client.call_ok("list_history_ids", api_key=api_key)["count"] >= 1
+
+
+def test_a_header_and_a_different_argument_are_refused(galaxy, api_key, other_user_key):
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}) as client:
+        for tool, arguments in (("get_user", {}), ("list_pages", {})):
+            error = client.call_error(tool, api_key=other_user_key, **arguments)
+            assert_coded(error, "AUTHENTICATION_ERROR")
+            assert other_user_key not in error and api_key not in error
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key, "Authorization": f"Bearer {other_user_key}"}) as client:
+        assert_coded(client.call_error("get_user"), "AUTHENTICATION_ERROR")
+
+
+def test_no_key_anywhere_names_both_ways(mcp):
+    error = mcp.call_error("get_user")
+    assert_coded(error, "AUTHENTICATION_ERROR")
+    assert "x-api-key" in error and "api_key" in error
+
+
+def test_no_error_text_of_this_module_leaks_internals():
+    # Runs last in this module; test/conftest.py checks the whole suite the same way at the end.
+    assert ERROR_TEXTS, "the tests above provoke errors"
+    assert [text for _, text in ERROR_TEXTS if looks_internal(text)] == []
+    assert all(CODED.match(text) for _, text in ERROR_TEXTS)
