@@ -51,7 +51,10 @@ def toolbox_xml() -> str:
 def galaxy_settings(
     data_dir: Path, *, galaxy_url: str, id_secret: str, admin_api_key: str, database_url: str | None
 ) -> dict:
-    database = database_url or f"sqlite:///{data_dir / 'universe.sqlite'}?isolation_level=IMMEDIATE"
+    # sqlite: writers take the lock when their transaction begins (IMMEDIATE) and queue for
+    # it up to `timeout` seconds. The driver's default of 5 s was measured too short: 16
+    # concurrent MCP clients on 2 busy cores got "database is locked" (test_concurrency.py).
+    database = database_url or f"sqlite:///{data_dir / 'universe.sqlite'}?isolation_level=IMMEDIATE&timeout=60"
     return {
         "database_connection": database,
         "database_auto_migrate": True,
