@@ -80,7 +80,7 @@ def no_rest(monkeypatch):
     return attempts
 
 
-def test_the_field_report_analysis_through_mcp_alone(galaxy, no_rest, record_property):
+def test_the_field_report_analysis_through_mcp_alone(galaxy, no_rest, record_testsuite_property):
     started = time.monotonic()
     http_requests: list[tuple[str, str]] = []
     client = McpClient(galaxy.mcp_url, request_log=http_requests)
@@ -99,9 +99,10 @@ def test_the_field_report_analysis_through_mcp_alone(galaxy, no_rest, record_pro
     assert no_rest == []
 
     calls = len(t.calls)
-    record_property("mcp_calls", calls)
-    record_property("http_requests", len(http_requests))
-    record_property("wall_seconds", round(wall_seconds, 1))
+    # junit testsuite properties (pytest's default xunit2 junit keeps these, not per-test ones).
+    record_testsuite_property("field_report_replay_mcp_calls", calls)
+    record_testsuite_property("field_report_replay_http_requests", len(http_requests))
+    record_testsuite_property("field_report_replay_wall_seconds", round(wall_seconds, 1))
     print(f"\nfield-report replay: {calls} MCP calls, {len(http_requests)} HTTP requests, all to /api/mcp; "
           f"wall time {wall_seconds:.1f} s")
 
