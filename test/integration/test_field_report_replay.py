@@ -96,6 +96,7 @@ def test_the_field_report_analysis_through_mcp_alone(galaxy, no_rest, record_tes
     elsewhere = [(method, url) for method, url in http_requests
                  if urlsplit(url).path != "/api/mcp" or urlsplit(url).netloc != galaxy_netloc]
     assert http_requests and not elsewhere, elsewhere
+    assert sum(method == "POST" for method, _ in http_requests) > len(t.calls)  # the log saw every call
     assert no_rest == []
 
     calls = len(t.calls)
