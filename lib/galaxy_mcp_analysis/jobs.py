@@ -19,6 +19,7 @@ from galaxy.managers.histories import HistoryManager
 from galaxy.managers.jobs import view_show_job
 from galaxy.model import Job
 from galaxy.schema.schema import JobState
+from galaxy.web_stack import on_drain_start
 from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
 from sqlalchemy import select
 
@@ -51,6 +52,11 @@ MAX_WAITED_JOBS = 500
 #: 6.9 s instead of 0.02 s. Past this many, a wait checks once and says server_busy.
 MAX_SLEEPING_WAITS = 16
 _sleeping_waits = threading.BoundedSemaphore(MAX_SLEEPING_WAITS)
+#: Set when this server process starts a graceful shutdown (Galaxy's gunicorn worker and the
+#: `make serve` launcher both run the drain callbacks). A sleeping wait would otherwise hold
+#: the drain open for up to max_wait_seconds and the restart would kill it mid-call.
+_draining = threading.Event()
+on_drain_start(_draining.set)
 
 
 class DebuggingJobs:
@@ -263,7 +269,9 @@ class DebuggingJobs:
             states.update(self._job_states(list(watched)))
             return all(states[job][0] in WAIT_ENDS for job in watched)
 
-        return states, poll_until(all_terminal, timeout, release=self._end_read_transaction)
+        release = self._end_read_transaction
+        timed_out = poll_until(all_terminal, timeout, release=release, sleep=_sleep_unless_draining)
+        return states, timed_out
 
     def _job_states(self, jobs: list[int]) -> dict[int, tuple[str, int | None, str]]:
         """(state, exit_code, tool_id) of already permission-checked jobs, in one query."""
@@ -292,6 +300,16 @@ class DebuggingJobs:
         objects reload fresh on the next poll.
         """
         self.trans.sa_session.rollback()
+
+
+def _sleep_unless_draining(seconds: float) -> None:
+    if _draining.wait(seconds):
+        raise AnalysisError(
+            ErrorCode.NOT_READY,
+            "Galaxy is shutting down (a restart or redeploy), so this wait_for_jobs call ended early; "
+            "the jobs keep running or resume under Galaxy's control and lose nothing.",
+            "Call wait_for_jobs again with the same ids once the server answers (connect or get_server_info).",
+        )
 
 
 @contextmanager

@@ -66,6 +66,9 @@ def prepare_data_dir(data_dir: Path) -> Path:
 
 def check_port_free(port: int) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As uvicorn binds: connections of a just-stopped server linger in TIME_WAIT for a
+        # minute and must not make a restart on the same port fail.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((HOST, port))
         except OSError as e:
@@ -188,7 +191,16 @@ def run(args: argparse.Namespace) -> int:
     app = factory()
     celery_worker = start_celery_worker()
 
-    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=args.port, log_level="warning", lifespan="on"))
+    server = draining_server(
+        uvicorn.Config(
+            app,
+            host=HOST,
+            port=args.port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=DRAIN_TIMEOUT_SECONDS,
+        )
+    )
     stop = threading.Event()
 
     def provision():
@@ -214,6 +226,25 @@ def run(args: argparse.Namespace) -> int:
         (data_dir / "server.json").unlink(missing_ok=True)
         celery_worker.__exit__(None, None, None)
     return 0
+
+
+#: How long a stop waits for in-flight requests before cancelling them (uvicorn's default: forever).
+DRAIN_TIMEOUT_SECONDS = 20
+
+
+def draining_server(config):
+    """uvicorn's Server that, like Galaxy's gunicorn worker, runs Galaxy's drain-start callbacks
+    (``galaxy.web_stack.on_drain_start``) when a stop begins, so long calls such as a sleeping
+    wait_for_jobs end with an error at once instead of holding the stop open."""
+    import uvicorn
+    from galaxy.web_stack import run_drain_start_callbacks
+
+    class _Server(uvicorn.Server):
+        async def shutdown(self, sockets=None):
+            run_drain_start_callbacks()
+            await super().shutdown(sockets=sockets)
+
+    return _Server(config)
 
 
 def _exit_on_signal(signum, frame):

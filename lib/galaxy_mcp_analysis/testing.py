@@ -63,6 +63,8 @@ class LaunchedGalaxy:
         command += ["--port", str(self.port)] + ([] if self.patches else ["--no-patches"])
         command += ["--database-url", self.database_url] if self.database_url else []
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        # A killed launcher leaves its server.json behind; it must not be read as this start's.
+        (self.data_dir / "server.json").unlink(missing_ok=True)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True

@@ -1,0 +1,212 @@
+"""Issue 9: stopping and restarting `make serve` mid-session.
+
+One launcher (the same as `make serve`) on its own data dir (and, in the
+PostgreSQL pass, its own PostgreSQL database) serves a user's history, pasted
+dataset and two-revision page, plus an upload that cannot finish: its URL
+trickles bytes forever. A wait_for_jobs call is sleeping on that upload when the
+server gets SIGTERM. The wait must end with a clear MCP error within a bounded
+time; after a restart on the same data dir and port, everything reads back
+through MCP with the same keys.
+"""
+
+import http.server
+import os
+import signal
+import threading
+import time
+
+import psutil
+import pytest
+
+from galaxy_mcp_analysis.testing import (
+    create_user,
+    error_text,
+    LaunchedGalaxy,
+    McpClient,
+)
+
+#: How long the in-flight wait may take to end after SIGTERM before it counts as a hang.
+WAIT_END_BOUND_SECONDS = 30
+PASTE = "sample\treads\nS1\t1200\nS2\t980\n"
+PAGE_V1 = "# Restart notes\n\nFirst version.\n"
+PAGE_V2 = PAGE_V1 + "\nSecond version, written before the restart.\n"
+
+
+class Trickle(http.server.BaseHTTPRequestHandler):
+    """Promises a megabyte and sends one byte every half second: a download that never ends."""
+
+    stop = threading.Event()
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(1024 * 1024))
+        self.end_headers()
+        try:
+            while not self.stop.wait(0.5):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+        except OSError:
+            pass  # Galaxy went away
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def trickle_url():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="trickle-server", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/never-ending.txt"
+    Trickle.stop.set()
+    server.shutdown()
+    server.server_close()
+
+
+def _wait_in_thread(url, job_id, api_key, outcome):
+    began = time.monotonic()
+    try:
+        with McpClient(url) as client:
+            outcome["started"] = time.monotonic()
+            result = client.call("wait_for_jobs", {"job_ids": [job_id], "timeout_seconds": 120, "api_key": api_key})
+            outcome["result"] = ("error", error_text(result)) if result.is_error else ("ok", result.structured_content)
+    except BaseException as e:  # noqa: BLE001  (the point is to see what the client gets)
+        outcome["result"] = ("exception", f"{type(e).__name__}: {e}")
+    outcome["ended"] = time.monotonic()
+    outcome["elapsed"] = outcome["ended"] - began
+
+
+@pytest.fixture(scope="module")
+def restarted(tmp_path_factory, new_database_url, trickle_url):
+    data_dir = tmp_path_factory.mktemp("restart") / "data"
+    database_url = new_database_url()
+    before, after = {}, {}
+    first = LaunchedGalaxy(data_dir, database_url=database_url)
+    try:
+        first.start()
+        user_key = create_user(first.galaxy_url, first.admin_api_key, "restartuser")
+        with McpClient(first.mcp_url) as client:
+            before["user"] = client.call_ok("connect", api_key=user_key)["user"]
+            history = client.call_ok("create_history", name="survives restarts", api_key=user_key)
+            pasted = client.call_ok("create_dataset_from_text", history_id=history["id"], content=PASTE,
+                                    name="counts.tsv", file_type="tabular", api_key=user_key)
+            waited = client.call_ok("wait_for_jobs", dataset_ids=[pasted["dataset_id"]], timeout_seconds=120,
+                                    api_key=user_key)
+            assert waited["state_counts"] == {"ok": 1}, waited
+            page = client.call_ok("create_page", history_id=history["id"], content=PAGE_V1, api_key=user_key)
+            client.call_ok("update_page", page_id=page["page_id"], content=PAGE_V2, api_key=user_key)
+            before["revisions"] = client.call_ok("list_page_revisions", page_id=page["page_id"],
+                                                 api_key=user_key)["revisions"]
+            stalled = client.call_ok("upload_file_from_url", history_id=history["id"], url=trickle_url,
+                                     api_key=user_key)
+            stalled_job = _job_of(stalled)
+            before["stalled_state"] = client.call_ok("get_job_status", job_id=stalled_job,
+                                                     api_key=user_key)["job"]["state"]
+        outcome: dict = {}
+        waiter = threading.Thread(target=_wait_in_thread, args=(first.mcp_url, stalled_job, user_key, outcome))
+        waiter.start()
+        deadline = time.monotonic() + 60
+        while "started" not in outcome and time.monotonic() < deadline and waiter.is_alive():
+            time.sleep(0.1)
+        time.sleep(3)  # the wait is now polling (and sleeping) inside Galaxy
+        before["wait_still_running"] = waiter.is_alive()
+        stop_began = time.monotonic()
+        os.killpg(first.process.pid, signal.SIGTERM)  # what Ctrl-C / a service manager sends
+        before["exit_code"] = first.process.wait(120)
+        before["stop_seconds"] = time.monotonic() - stop_began
+        before["lingering"], before["group_empty_after"] = _group_members_until_gone(first.process.pid, 15)
+        first.stop()  # the safety net: SIGKILLs whatever is left of the group
+        waiter.join(WAIT_END_BOUND_SECONDS + 60)
+        before["waiter_hung"] = waiter.is_alive()
+        before["wait_outcome"] = outcome.get("result")
+        before["wait_ended_after_sigterm"] = outcome["ended"] - stop_began if "ended" in outcome else None
+        before["log"] = first.log_text()
+        print(f"\nrestart figures: { {k: v for k, v in before.items() if k != 'log'} }")
+
+        second = LaunchedGalaxy(data_dir, port=first.port, database_url=database_url)
+        with second:
+            after["same_port"] = second.port == first.port and second.galaxy_url == first.galaxy_url
+            after["demo_key_kept"] = second.api_key == first.api_key
+            with McpClient(second.mcp_url) as client:
+                after["user"] = client.call_ok("connect", api_key=user_key)["user"]
+                after["history"] = client.call_ok("get_history_details", history_id=history["id"],
+                                                  api_key=user_key)["history"]
+                after["read"] = client.call_ok("peek_dataset_content", dataset_id=pasted["dataset_id"],
+                                               api_key=user_key)
+                after["page"] = client.call_ok("get_page", page_id=page["page_id"], api_key=user_key)
+                after["revisions"] = client.call_ok("list_page_revisions", page_id=page["page_id"],
+                                                    api_key=user_key)["revisions"]
+                after["first_revision"] = client.call_ok("get_page_revision", page_id=page["page_id"],
+                                                         revision_id=after["revisions"][0]["id"], api_key=user_key)
+                after["stalled_wait"] = client.call_ok("wait_for_jobs", job_ids=[stalled_job], timeout_seconds=0,
+                                                       api_key=user_key)
+    finally:
+        first.stop()
+    return {"before": before, "after": after}
+
+
+def _group_members_until_gone(group: int, timeout: float) -> tuple[list[str], float | None]:
+    """Processes of ``group`` left when its leader exited, and how long until none was left."""
+
+    def members():
+        found = []
+        for process in psutil.process_iter(["pid", "cmdline"]):
+            try:
+                if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                    found.append(" ".join(process.info["cmdline"] or [])[:120])
+            except (ProcessLookupError, psutil.Error):
+                pass
+        return found
+
+    began = time.monotonic()
+    first = members()
+    while time.monotonic() - began < timeout:
+        if not members():
+            return first, round(time.monotonic() - began, 2)
+        time.sleep(0.1)
+    return first, None
+
+
+def _job_of(upload: dict) -> str:
+    jobs = upload.get("jobs") or []
+    assert jobs, upload
+    return jobs[0]["id"]
+
+
+def test_in_flight_wait_ends_with_a_clear_error_not_a_hang(restarted):
+    before = restarted["before"]
+    assert before["stalled_state"] not in ("ok", "error"), before["stalled_state"]
+    assert before["wait_still_running"] is True  # it really was in flight at SIGTERM
+    assert before["waiter_hung"] is False
+    assert before["wait_ended_after_sigterm"] is not None
+    assert before["wait_ended_after_sigterm"] < WAIT_END_BOUND_SECONDS, before
+    kind, text = before["wait_outcome"]
+    assert kind == "error", before["wait_outcome"]
+    assert text.startswith("[NOT_READY] "), text
+    assert "shutting down" in text and "wait_for_jobs" in text, text
+
+
+def test_sigterm_mid_wait_stops_the_server_cleanly(restarted):
+    before = restarted["before"]
+    assert before["exit_code"] == 0, before["log"][-3000:]
+    # Job and fork-server children end by themselves once the launcher is gone: nothing is left.
+    assert before["group_empty_after"] is not None, before["lingering"]
+
+
+def test_restart_keeps_user_key_history_dataset_and_page(restarted):
+    before, after = restarted["before"], restarted["after"]
+    assert after["same_port"] and after["demo_key_kept"]
+    assert after["user"] == before["user"]
+    assert after["history"]["name"] == "survives restarts"
+    assert after["read"]["content"] == PASTE and after["read"]["state"] == "ok"
+    assert after["page"]["content_editor"] == PAGE_V2
+    assert [r["id"] for r in after["revisions"]] == [r["id"] for r in before["revisions"]]
+    assert after["first_revision"]["content_editor"] == PAGE_V1
+
+
+def test_the_interrupted_job_is_still_known_after_restart(restarted):
+    # Galaxy decides what becomes of a job cut off by a stop; it must still be visible and waitable.
+    jobs = restarted["after"]["stalled_wait"]["jobs"]
+    assert len(jobs) == 1 and jobs[0]["tool_id"] == "__DATA_FETCH__"
