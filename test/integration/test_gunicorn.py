@@ -1,41 +1,53 @@
-"""The production switch: gunicorn started the way gravity starts it, plus the one extra_args line."""
+"""The production switch: gunicorn started the way gravity starts it, plus the one extra_args line.
+
+Also issue 9's multi-worker promise: two gunicorn workers behind one port serve the
+tools, and no MCP state lives in a worker (Galaxy's MCP app is stateless HTTP).
+"""
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 
+import psutil
 import pytest
 
 from galaxy_mcp_analysis import galaxy_config
 from galaxy_mcp_analysis.registry import PATCHES
 from galaxy_mcp_analysis.testing import (
+    create_user,
     free_port,
     McpClient,
 )
 
+ADMIN_KEY = "k" * 32
 
-def gravity_command(port: int, preload: bool) -> list[str]:
+
+def gravity_command(port: int, preload: bool, workers: int = 1) -> list[str]:
     """gravity's gunicorn command line for Galaxy 26.1, then the admin's extra_args."""
     gunicorn = [sys.executable, "-m", "gunicorn", "galaxy.webapps.galaxy.fast_factory:factory()"]
     gravity = ["--timeout", "600", "-k", "galaxy.webapps.galaxy.workers.Worker", "-b", f"127.0.0.1:{port}",
-               "--workers=1", "--config", "python:galaxy.web_stack.gunicorn_config"] + (["--preload"] if preload else [])
+               f"--workers={workers}", "--config", "python:galaxy.web_stack.gunicorn_config"]
+    gravity += ["--preload"] if preload else []
     extra_args = ["--worker-class", "galaxy_mcp_analysis.worker.Worker"]  # the documented galaxy.yml line
     return gunicorn + gravity + extra_args
 
 
-@pytest.mark.parametrize("preload", [True, False], ids=["preload", "no-preload"])
-def test_gunicorn_worker_class_switches_the_patch_set_on(tmp_path, preload):
+@contextmanager
+def gunicorn_galaxy(tmp_path, database_url, *, preload: bool, workers: int = 1):
+    """Galaxy under gunicorn on a free loopback port; yields (port, process, log path)."""
     port = free_port()
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     config = galaxy_config.write(data_dir, galaxy_url=f"http://127.0.0.1:{port}", id_secret="s" * 32,
-                                 admin_api_key="k" * 32, database_url=None)
+                                 admin_api_key=ADMIN_KEY, database_url=database_url)
     log_path = tmp_path / "gunicorn.log"
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(gravity_command(port, preload), stdout=log, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(gravity_command(port, preload, workers), stdout=log, stderr=subprocess.STDOUT,
                                    env={**os.environ, "GALAXY_CONFIG_FILE": str(config)}, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
@@ -47,13 +59,7 @@ def test_gunicorn_worker_class_switches_the_patch_set_on(tmp_path, preload):
             except OSError:
                 assert time.monotonic() < deadline, log_path.read_text()[-3000:]
                 time.sleep(0.5)
-        with McpClient(f"http://127.0.0.1:{port}/api/mcp") as client:
-            names = {tool.name for tool in client.list_tools()}
-        assert {"peek_dataset_content", "validate_page_content", "connect"} <= names
-        startup = [line for line in log_path.read_text().splitlines() if "galaxy-mcp-analysis" in line]
-        assert startup and startup[0].endswith(
-            "patches applied: " + ", ".join(patch.id for patch in PATCHES)
-        ), startup
+        yield port, process, log_path
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -61,3 +67,117 @@ def test_gunicorn_worker_class_switches_the_patch_set_on(tmp_path, preload):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+@pytest.mark.parametrize("preload", [True, False], ids=["preload", "no-preload"])
+def test_gunicorn_worker_class_switches_the_patch_set_on(tmp_path, new_database_url, preload):
+    with gunicorn_galaxy(tmp_path, new_database_url(), preload=preload) as (port, _, log_path):
+        with McpClient(f"http://127.0.0.1:{port}/api/mcp") as client:
+            names = {tool.name for tool in client.list_tools()}
+        assert {"peek_dataset_content", "validate_page_content", "connect"} <= names
+        startup = [line for line in log_path.read_text().splitlines() if "galaxy-mcp-analysis" in line]
+        assert startup and startup[0].endswith(
+            "patches applied: " + ", ".join(patch.id for patch in PATCHES)
+        ), startup
+
+
+CLIENTS = 12
+#: Galaxy's log format names the serving process: "[pN:main.1,p:<pid>,...] <client> - "POST /api/mcp ..." <status>".
+MCP_ACCESS = re.compile(r"\[pN:[^,]*,p:(\d+),.*\] \S+ - \"POST /api/mcp/? HTTP/1.1\" (\d+)")
+
+
+def mcp_requests_by_worker(log_text: str) -> dict[int, list[int]]:
+    """Worker PID -> statuses of the MCP requests it answered (from uvicorn's access log)."""
+    served: dict[int, list[int]] = {}
+    for pid, status in MCP_ACCESS.findall(log_text):
+        served.setdefault(int(pid), []).append(int(status))
+    return served
+
+
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory, new_database_url):
+    tmp_path = tmp_path_factory.mktemp("two-workers")
+    with gunicorn_galaxy(tmp_path, new_database_url(), preload=True, workers=2) as (port, process, log_path):
+        url = f"http://127.0.0.1:{port}/api/mcp"
+        user_key = create_user(f"http://127.0.0.1:{port}", ADMIN_KEY, "workers")
+        observed = {"worker_pids": sorted(child.pid for child in psutil.Process(process.pid).children())}
+        startup_log_length = len(log_path.read_text(errors="replace"))
+        clients = []
+        try:
+            # Each client is a new SDK session on its own keep-alive connection; the kernel hands
+            # each new connection to whichever worker accepts first. Open clients until both
+            # workers have answered some (bounded), so both are seen serving tool calls.
+            for _ in range(40):
+                client = McpClient(url)
+                clients.append(client)
+                client.call_ok("connect", api_key=user_key)
+                served = mcp_requests_by_worker(log_path.read_text(errors="replace")[startup_log_length:])
+                if len(clients) >= CLIENTS and len(served) >= 2:
+                    break
+            observed["clients"] = len(clients)
+            # Client i makes items; client i+1 (often on the other worker) reads and edits them.
+            made = []
+            for i, client in enumerate(clients):
+                history = client.call_ok("create_history", name=f"worker test {i}", api_key=user_key)
+                page = client.call_ok("create_page", history_id=history["id"], content=f"# Made by client {i}\n",
+                                      api_key=user_key)
+                pasted = client.call_ok("create_dataset_from_text", history_id=history["id"],
+                                        content=f"client\t{i}\n", file_type="tabular", api_key=user_key)
+                collection = client.call_ok("create_collection", history_id=history["id"], collection_type="list",
+                                            element_identifiers=[{"name": "only", "src": "hda",
+                                                                  "id": pasted["dataset_id"]}], api_key=user_key)
+                made.append((history["id"], page["page_id"], collection["collection_id"]))
+            crossed = []
+            for i, (history_id, page_id, collection_id) in enumerate(made):
+                reader = clients[(i + 1) % len(clients)]
+                reader.call_ok("update_page", page_id=page_id, content=f"# Made by client {i}\n\nEdited.\n",
+                               api_key=user_key)
+                crossed.append({
+                    "history": reader.call_ok("get_history_details", history_id=history_id,
+                                              api_key=user_key)["history"]["name"],
+                    "page": reader.call_ok("get_page", page_id=page_id, api_key=user_key)["content_editor"],
+                    "revisions": len(reader.call_ok("list_page_revisions", page_id=page_id,
+                                                    api_key=user_key)["revisions"]),
+                    "collection": reader.call_ok("get_collection_details", collection_id=collection_id,
+                                                 api_key=user_key)["collection"]["element_count"],
+                })
+            observed["crossed"] = crossed
+        finally:
+            for client in clients:
+                client.close()
+        # One session whose every request is a new connection: its calls land on either worker.
+        with McpClient(url, headers={"connection": "close"}) as hopping:
+            observed["hopping"] = [
+                hopping.call_ok("get_page", page_id=made[i % len(made)][1], api_key=user_key)["content_editor"]
+                for i in range(20)
+            ]
+        observed["log"] = log_path.read_text(errors="replace")[startup_log_length:]
+        observed["served"] = mcp_requests_by_worker(observed["log"])
+        print(f"\nmulti-worker figures: clients={len(clients)} requests per worker="
+              f"{ {pid: len(statuses) for pid, statuses in observed['served'].items()} }")
+    return observed
+
+
+def test_two_workers_both_serve_tool_calls(two_workers):
+    assert len(two_workers["worker_pids"]) == 2
+    served = two_workers["served"]
+    assert sorted(served) == two_workers["worker_pids"], served.keys()
+    assert all(len(statuses) >= 5 for statuses in served.values()), served
+    # 200: a request's result; 202: an accepted notification (notifications/initialized).
+    assert {status for statuses in served.values() for status in statuses} <= {200, 202}
+
+
+def test_items_made_on_one_session_read_and_edit_on_another(two_workers):
+    for i, seen in enumerate(two_workers["crossed"]):
+        assert seen == {"history": f"worker test {i}", "page": f"# Made by client {i}\n\nEdited.\n",
+                        "revisions": 2, "collection": 1}
+
+
+def test_a_session_keeps_working_when_its_requests_change_worker(two_workers):
+    made = two_workers["crossed"]
+    assert two_workers["hopping"] == [made[i % len(made)]["page"] for i in range(20)]
+
+
+def test_no_worker_logged_a_server_error(two_workers):
+    log = two_workers["log"]
+    assert "Traceback" not in log and "Error calling tool" not in log, log[-3000:]
