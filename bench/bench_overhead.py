@@ -8,9 +8,9 @@ from common import (
 from galaxy_mcp_analysis.testing import rest
 
 
-def run(galaxy, mcp, calls: int) -> dict:
+def run(galaxy, mcp, calls: int, label: str = "") -> dict:
     key = galaxy.api_key
-    history = mcp.call_ok("create_history", name="bench-overhead", api_key=key)["id"]
+    history = rest(galaxy.galaxy_url, "/api/histories", key, {"name": "bench-overhead"})["id"]
     dataset_id = fetch(galaxy, key, history, {"src": "pasted", "paste_content": "a\t1\nb\t2\n", "ext": "tabular"})["id"]
 
     def via_mcp():
@@ -31,7 +31,7 @@ def run(galaxy, mcp, calls: int) -> dict:
         results[f"mcp_{name}_ms"] = 1000 * percentile(mcp_times, fraction)
         results[f"rest_{name}_ms"] = 1000 * percentile(rest_times, fraction)
         results[f"{name}_ratio"] = results[f"mcp_{name}_ms"] / results[f"rest_{name}_ms"]
-        print(f"  get_dataset_details {name} over {calls} calls: MCP {results[f'mcp_{name}_ms']:.1f} ms vs "
+        print(f"  {label}get_dataset_details {name} over {calls} calls: MCP {results[f'mcp_{name}_ms']:.1f} ms vs "
               f"REST GET /api/datasets/{{id}} {results[f'rest_{name}_ms']:.1f} ms "
               f"-> ratio {results[f'{name}_ratio']:.2f} (target <= 1.5)")
     return results

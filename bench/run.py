@@ -35,7 +35,6 @@ from conftest import STOCK_TOOLS  # noqa: E402  (bench/common put test/ on the p
 from galaxy_mcp_analysis.testing import (  # noqa: E402
     LaunchedGalaxy,
     McpClient,
-    rest,
 )
 
 SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections"]
@@ -185,6 +184,8 @@ def bytes_on_patched(args, galaxy, mcp, workdir, script) -> dict:
 
 
 def stock_phase(args, workdir: Path, results: dict) -> None:
+    """A stock Galaxy (patch set off) after the patched one stopped: its tools/list, its download path
+    and, as a control, its own MCP-over-REST overhead for the same call."""
     with LaunchedGalaxy(workdir / "stock" / "data", patches=False) as galaxy, McpClient(galaxy.mcp_url) as mcp:
         print(f"stock Galaxy 26.1 (patch set off): {galaxy.galaxy_url}, started after the patched one stopped")
         if "context" in args.only:
@@ -193,8 +194,9 @@ def stock_phase(args, workdir: Path, results: dict) -> None:
         if "bytes" in args.only:
             section("bytes_stock", "bytes moved, stock Galaxy", results, bench_bytes.stock, galaxy, workdir,
                     args.bytes_mib)
-        version = rest(galaxy.galaxy_url, "/api/version", galaxy.api_key)
-        results.setdefault("stock_version", version)
+        if "overhead" in args.only:
+            section("overhead_stock", "per-call overhead, stock Galaxy (control: what the patch set adds)", results,
+                    bench_overhead.run, galaxy, mcp, args.calls, "stock Galaxy: ")
 
 
 def ratio(numerator, denominator):
@@ -233,6 +235,9 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
     if overhead:
         rows.append(("get_dataset_details MCP / REST, p50", overhead["p50_ratio"], "<= 1.5"))
         rows.append(("get_dataset_details MCP / REST, p95", overhead["p95_ratio"], "<= 1.5"))
+    control = results.get("overhead_stock") or {}
+    if control:
+        rows.append(("stock Galaxy (control): get_dataset_details MCP / REST, p50", control["p50_ratio"], "(report)"))
     for clients, figures in (results.get("concurrency") or {}).items():
         rows.append((f"{clients} concurrent clients: calls/s", figures["calls_per_s"], "(report)"))
         rows.append((f"{clients} concurrent clients: p95 ms", figures["p95_ms"], "(report)"))
@@ -261,7 +266,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
         patched_phase(args, workdir, script, results)
-        if not args.no_stock and {"bytes", "context"} & set(args.only):
+        if not args.no_stock and {"bytes", "context", "overhead"} & set(args.only):
             stock_phase(args, workdir, results)
     print(f"ratios ({time.monotonic() - started:.0f} s in all; {load()}):")
     for what, figure, target in summary(results):
