@@ -27,6 +27,9 @@ test: $(INSTALLED)
 clean-data:
 	rm -rf "$(DATA_DIR)"
 
+# Every benchmark section on the full sizes (about 25 minutes); a quick look, for instance:
+#   make bench BENCH_ARGS="--only reading,overhead --size-mib 64 --reps 10"
+# Figures are printed (ratios last), never asserted; see doc/performance.md.
 BENCH_ARGS ?=
 .PHONY: bench
 bench: $(INSTALLED)
