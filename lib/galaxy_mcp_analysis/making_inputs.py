@@ -40,6 +40,7 @@ from galaxy_mcp_analysis.core.element_identifiers import (
 )
 from galaxy_mcp_analysis.core.map_over import (
     DataInput,
+    input_references,
     map_over_hint,
     one_per_name,
     plan_map_over,
@@ -176,7 +177,7 @@ class MakingInputs:
         """A new history collection, created only once the whole request is known to succeed."""
         references = check_element_identifiers(collection_type, element_identifiers)
         self._writable_history(history_id)
-        self._check_element_references(references, hide_source_items)
+        self._check_element_references(references, hide_source_items, "Elements of the new collection")
         payload = CreateNewCollectionPayload(
             collection_type=collection_type,
             element_identifiers=element_identifiers,
@@ -194,8 +195,14 @@ class MakingInputs:
             **summarize_elements(created["elements"], self._encode_id),
         }
 
-    def _check_element_references(self, references: list[ElementReference], hide_source_items: bool) -> None:
-        """Every element exists and the caller may read it (and hide it, if asked), before anything is made."""
+    def _check_element_references(
+        self, references: list[ElementReference], hide_source_items: bool, what: str
+    ) -> None:
+        """Every element exists and the caller may read it (and hide it, if asked), before anything is made.
+
+        The problems name each element by its path and id only, never by the item's name:
+        an item the caller cannot read must not tell its name either.
+        """
         problems = list(self._reference_problems(references, hide_source_items))
         if not problems:
             return
@@ -204,7 +211,7 @@ class MakingInputs:
         more = len(problems) - len(shown)
         raise AnalysisError(
             code,
-            "Elements of the new collection cannot be used:\n"
+            f"{what} cannot be used:\n"
             + "\n".join(f"- {text}" for text in shown)
             + (f"\n- ... and {more} more." if more else "")
             + "\nNothing was created.",
@@ -268,7 +275,7 @@ class MakingInputs:
             )
             if problem:
                 yield problem
-            elif hdca.collection.collection_type != reference.collection_type:
+            elif reference.collection_type and hdca.collection.collection_type != reference.collection_type:
                 yield (
                     ErrorCode.VALIDATION_ERROR,
                     f"{reference.path}: collection {reference.id} is a {hdca.collection.collection_type!r}; "
@@ -295,6 +302,11 @@ class MakingInputs:
         """Galaxy's run_tool, with bare collections on dataset inputs mapped over (core.map_over)."""
         tool = self._get_toolbox_tool(tool_id)
         plan = plan_map_over(data_inputs(tool.inputs) if tool else [], inputs)
+        # Galaxy's own refusal of an unreadable input names the dataset; this one names only its id.
+        references = [
+            ElementReference(f"inputs.{path}", src, item_id) for path, src, item_id in input_references(inputs)
+        ]
+        self._check_element_references(references, False, "Inputs of the tool run")
         result = super().run_tool(history_id, tool_id, plan.inputs)
         result["mapped_over"] = plan.mapped_over
         result["implicit_collections"] = [

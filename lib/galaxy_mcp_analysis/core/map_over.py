@@ -128,3 +128,34 @@ def _is_bare_collection(value: Any) -> bool:
         and "id" in value
         and not ({"batch", "values"} & value.keys())
     )
+
+
+#: The ``src`` kinds of run_tool input values that name an existing history or library item.
+REFERENCED_SOURCES = ("hda", "hdca", "ldda")
+#: How deep input values are searched; Galaxy's own inputs nest only a few levels.
+MAX_REFERENCE_DEPTH = 64
+
+
+def input_references(inputs: Any) -> list[tuple[str, str, str]]:
+    """``(path, src, id)`` of every existing item a run_tool ``inputs`` value names, at any depth.
+
+    Covers plain values, batch values and lists of values (multiple inputs). Anything
+    deeper than MAX_REFERENCE_DEPTH is left to Galaxy, which rejects it as a parameter.
+    """
+    found: list[tuple[str, str, str]] = []
+
+    def walk(value: Any, path: str, depth: int) -> None:
+        if depth > MAX_REFERENCE_DEPTH:
+            return
+        if isinstance(value, dict):
+            if value.get("src") in REFERENCED_SOURCES and isinstance(value.get("id"), str):
+                found.append((path, value["src"], value["id"]))
+                return
+            for key, inner in value.items():
+                walk(inner, f"{path}.{key}" if path else str(key), depth + 1)
+        elif isinstance(value, list):
+            for index, inner in enumerate(value):
+                walk(inner, f"{path}[{index}]", depth + 1)
+
+    walk(inputs, "", 0)
+    return found
