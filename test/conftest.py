@@ -30,6 +30,27 @@ STOCK_TOOLS = frozenset(
 )
 assert len(STOCK_TOOLS) == 37
 
+
+def patch_set_tools() -> set[str]:
+    """Every tool the patch set adds (TOOL_SPECS) or wraps: stock tools whose operation it overrides
+    or whose description a capability rewrites because it changes or redirects them."""
+    from galaxy.agents.operations import AgentOperationsManager
+
+    from galaxy_mcp_analysis import tools
+    from galaxy_mcp_analysis.mcp_tools import TOOL_SPECS
+    from galaxy_mcp_analysis.operations import AnalysisOperationsManager
+
+    overridden = {
+        name
+        for mixin in AnalysisOperationsManager.__mro__
+        if mixin.__module__.startswith("galaxy_mcp_analysis.")
+        for name in vars(mixin)
+        if callable(getattr(AgentOperationsManager, name, None))
+    }
+    redescribed = {name for module in tools.CAPABILITIES for name in getattr(module, "STOCK_DESCRIPTIONS", {})}
+    return {spec.name for spec in TOOL_SPECS} | (STOCK_TOOLS & (overridden | redescribed))
+
+
 _usernames = itertools.count()
 
 

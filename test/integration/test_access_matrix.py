@@ -1,0 +1,329 @@
+"""Issue 9, access matrix: every tool the patch set adds or wraps, called by every kind of caller on
+private, shared and published items, through /api/mcp on a real Galaxy.
+
+Callers: the owner, a second regular user, a bad key, no key. Items (one set per visibility):
+a history holding a dataset, a collection, a failed job whose log names the set's marker, and a
+notebook page with a revision. Set-up uses Galaxy's REST API; the calls under test use MCP only.
+
+What is expected is decided by Galaxy, not by this file: for a read, the second user succeeds
+exactly when Galaxy's REST API lets that user read the same object (the "oracle" path of the row);
+writes to the owner's items are always refused. Every refusal is a coded error, and nothing a
+caller other than the owner receives contains the private set's marker (it is part of every
+name, content and log of the private items). The table must name every tool the patch set adds
+(mcp_tools.TOOL_SPECS) or wraps (stock tools it overrides or re-describes), so a new tool cannot
+be forgotten.
+"""
+
+import re
+import urllib.error
+import uuid
+from collections.abc import Callable
+from dataclasses import (
+    dataclass,
+    field,
+)
+
+import pytest
+
+from conftest import (
+    fetch,
+    patch_set_tools,
+    STOCK_TOOLS,
+)
+from galaxy_mcp_analysis.testing import (
+    error_text,
+    rest,
+)
+
+LEVELS = ("private", "shared", "published")
+CALLERS = ("owner", "other", "bad_key", "no_key")
+BAD_KEY = "0" * 32
+CODED = re.compile(r"^\[(VALIDATION_ERROR|NOT_FOUND|AUTHENTICATION_ERROR|AUTHORIZATION_ERROR|NOT_READY|CONFLICT|"
+                   r"SYSTEM_ERROR)\] .+\nSuggestion: \S", re.S)
+#: Galaxy's stock tools report errors as FastMCP's "Error calling tool" text until issue 7 codes them.
+STOCK_UNCODED = re.compile(r"^Error calling tool '\w+': ")
+#: Refusals a caller may get for someone else's item (a private item may also be reported as absent).
+REFUSED = ("AUTHORIZATION_ERROR", "NOT_FOUND")
+INTERNALS = ("Traceback", 'File "/', "site-packages", ".py\"", "/galaxy/", "sqlalchemy", "SELECT ")
+
+
+# ---- the items ----
+
+
+@dataclass
+class Items:
+    level: str
+    marker: str
+    history_id: str
+    dataset_id: str
+    collection_id: str
+    job_id: str
+    page_id: str
+    revision_id: str
+    url: str = ""
+
+
+@dataclass
+class World:
+    galaxy: object
+    owner: str
+    other: str
+    items: dict[str, Items]
+    scratch: dict[str, str]  # caller key -> a history of the caller's own
+    uncoded: list[str] = field(default_factory=list)
+
+    def key(self, caller: str) -> str | None:
+        return {"owner": self.owner, "other": self.other, "bad_key": BAD_KEY, "no_key": None}[caller]
+
+    def rest_allows(self, path: str, caller: str) -> bool:
+        try:
+            rest(self.galaxy.galaxy_url, path, self.key(caller))
+        except urllib.error.HTTPError as e:
+            assert e.code in (400, 403, 404), (path, e.code)
+            return False
+        return True
+
+
+def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
+    marker = f"SECRET{level.upper()}{uuid.uuid4().hex[:10]}"
+    gx = galaxy.galaxy_url
+    history_id = mcp.call_ok("create_history", name=f"{marker}-history", api_key=owner)["id"]
+    dataset = fetch(galaxy, owner, history_id, {"src": "pasted", "paste_content": f"{marker}-content\tx\n",
+                                                "ext": "tabular", "name": f"{marker}-dataset"})
+    collection = rest(gx, "/api/dataset_collections", owner, {
+        "history_id": history_id, "collection_type": "list", "name": f"{marker}-collection",
+        "element_identifiers": [{"name": f"{marker}-element", "src": "hda", "id": dataset["id"]}],
+    })
+    # Cut1 dies naming the column list it could not parse: the job's stderr carries the marker.
+    run = mcp.call_ok("run_tool", history_id=history_id, tool_id="Cut1", api_key=owner, inputs={
+        "input": {"src": "hda", "id": dataset["id"]}, "columnList": f"{marker}-LOG", "delimiter": "T"})
+    [job] = run["jobs"]
+    waited = mcp.call_ok("wait_for_jobs", job_ids=[job["id"]], timeout_seconds=120, api_key=owner)
+    assert waited["jobs"][0]["state"] == "error", waited
+    assert marker in mcp.call_ok("get_job_errors", job_id=job["id"], api_key=owner)["tool_stderr"]
+    page = rest(gx, "/api/pages", owner, {"history_id": history_id, "title": f"{marker}-page",
+                                          "content": f"# {marker}-page-text\n", "content_format": "markdown"})
+    [revision] = rest(gx, f"/api/pages/{page['id']}/revisions", owner)
+    if level == "private":
+        for dataset_id in (dataset["id"], run["outputs"][0]["id"]):
+            rest(gx, f"/api/datasets/{dataset_id}/permissions", owner, {"action": "make_private"}, method="PUT")
+    elif level == "shared":
+        shared = rest(gx, f"/api/histories/{history_id}/share_with_users", owner, {"user_ids": [other_id]},
+                      method="PUT")
+        assert not shared.get("errors"), shared
+        rest(gx, f"/api/pages/{page['id']}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
+    else:
+        rest(gx, f"/api/histories/{history_id}/publish", owner, method="PUT")
+        rest(gx, f"/api/pages/{page['id']}/publish", owner, method="PUT")
+    return Items(level, marker, history_id, dataset["id"], collection["id"], job["id"], page["id"], revision["id"],
+                 url)
+
+
+@pytest.fixture(scope="module")
+def world(galaxy, mcp, api_key, other_user_key, file_server):
+    other_id = rest(galaxy.galaxy_url, "/api/users/current", other_user_key)["id"]
+    url = file_server("access-matrix.txt", b"fetched by url\n")
+    items = {level: make_items(galaxy, mcp, api_key, other_id, level, url) for level in LEVELS}
+    scratch = {key: mcp.call_ok("create_history", name="scratch", api_key=key)["id"]
+               for key in (api_key, other_user_key)}
+    built = World(galaxy, api_key, other_user_key, items, scratch)
+    # The set-up really is what its name says, by Galaxy's REST API.
+    private, published = items["private"], items["published"]
+    for path in (f"/api/datasets/{private.dataset_id}", f"/api/pages/{private.page_id}",
+                 f"/api/histories/{private.history_id}", f"/api/jobs/{private.job_id}"):
+        assert not built.rest_allows(path, "other"), path
+    for path in (f"/api/datasets/{published.dataset_id}", f"/api/pages/{published.page_id}",
+                 f"/api/histories/{published.history_id}", f"/api/jobs/{published.job_id}"):
+        assert built.rest_allows(path, "other"), path
+    yield built
+    if built.uncoded:
+        print(f"\n{len(built.uncoded)} refusals of stock tools were not coded (issue 7):", *built.uncoded[:5],
+              sep="\n  ")
+
+
+# ---- the table: how to call each tool on a set of items, and what Galaxy allows ----
+
+READ, WRITE, LISTING = "read", "write", "listing"
+
+
+@dataclass(frozen=True)
+class Row:
+    tool: str
+    label: str
+    kind: str
+    arguments: Callable[[Items, World, str], dict]
+    #: For reads (and Galaxy-governed writes): the REST path whose answer for this caller decides.
+    oracle: Callable[[Items], str] | None = None
+
+
+def dataset_embed(items: Items) -> str:
+    return f"```galaxy\nhistory_dataset_display(history_dataset_id={items.dataset_id})\n```\n"
+
+
+def own_history(world: World, caller: str) -> str:
+    """The caller's own history where there is one (a bad or missing key has none: use the owner's)."""
+    return world.scratch.get(world.key(caller) or "", world.scratch[world.owner])
+
+
+ROWS = [
+    Row("peek_dataset_content", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    Row("get_job_errors", "job", READ, lambda i, w, c: {"job_id": i.job_id}, lambda i: f"/api/jobs/{i.job_id}?full=true"),
+    Row("get_job_errors", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    Row("wait_for_jobs", "job", READ, lambda i, w, c: {"job_ids": [i.job_id], "timeout_seconds": 0},
+        lambda i: f"/api/jobs/{i.job_id}"),
+    Row("wait_for_jobs", "history", READ, lambda i, w, c: {"history_id": i.history_id, "timeout_seconds": 0},
+        lambda i: f"/api/histories/{i.history_id}"),
+    Row("get_job_status", "job", READ, lambda i, w, c: {"job_id": i.job_id}, lambda i: f"/api/jobs/{i.job_id}"),
+    Row("get_job_details", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    Row("download_dataset", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    Row("get_page", "page", READ, lambda i, w, c: {"page_id": i.page_id}, lambda i: f"/api/pages/{i.page_id}"),
+    Row("list_page_revisions", "page", READ, lambda i, w, c: {"page_id": i.page_id},
+        lambda i: f"/api/pages/{i.page_id}/revisions"),
+    Row("get_page_revision", "page", READ, lambda i, w, c: {"page_id": i.page_id, "revision_id": i.revision_id},
+        lambda i: f"/api/pages/{i.page_id}/revisions/{i.revision_id}"),
+    Row("list_pages", "history", LISTING,
+        lambda i, w, c: {"history_id": i.history_id, "show_shared": True, "show_published": True},
+        lambda i: f"/api/pages?history_id={i.history_id}&show_shared=true&show_published=true"),
+    Row("validate_page_content", "dataset", LISTING, lambda i, w, c: {"content": dataset_embed(i)},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    # Galaxy attaches a page to any history the caller can read (PageManager.create: check_accessible).
+    Row("create_page", "history", READ, lambda i, w, c: {"history_id": i.history_id, "content": "# mine\n"},
+        lambda i: f"/api/histories/{i.history_id}"),
+    Row("create_page", "embed", READ, lambda i, w, c: {"title": "t", "slug": f"s-{uuid.uuid4().hex[:12]}",
+                                                     "content": dataset_embed(i)},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    Row("update_page", "page", WRITE, lambda i, w, c: {"page_id": i.page_id, "content": "# overwritten\n"}),
+    Row("update_page", "title", WRITE, lambda i, w, c: {"page_id": i.page_id, "title": "renamed"}),
+    Row("revert_page_revision", "page", WRITE, lambda i, w, c: {"page_id": i.page_id, "revision_id": i.revision_id}),
+    Row("create_dataset_from_text", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "content": "x\n"}),
+    Row("create_collection", "history", WRITE, lambda i, w, c: {
+        "history_id": i.history_id, "collection_type": "list",
+        "element_identifiers": [{"name": "a", "src": "hda", "id": i.dataset_id}]}),
+    # The caller's own history, the item as an element: allowed exactly when the caller may read it.
+    Row("create_collection", "element", READ, lambda i, w, c: {
+        "history_id": own_history(w, c), "collection_type": "list",
+        "element_identifiers": [{"name": "a", "src": "hda", "id": i.dataset_id}]},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    Row("create_collection", "hdca-element", READ, lambda i, w, c: {
+        "history_id": own_history(w, c), "collection_type": "list:list",
+        "element_identifiers": [{"name": "a", "src": "hdca", "id": i.collection_id}]},
+        lambda i: f"/api/dataset_collections/{i.collection_id}?instance_type=history"),
+    Row("run_tool", "history", WRITE, lambda i, w, c: {
+        "history_id": i.history_id, "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}}),
+    Row("run_tool", "input", READ, lambda i, w, c: {
+        "history_id": own_history(w, c), "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
+    Row("upload_file_from_url", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "url": i.url}),
+    Row("get_tool_details", "no item", LISTING, lambda i, w, c: {"tool_id": "Cut1", "io_details": True}),
+    Row("get_server_info", "no item", LISTING, lambda i, w, c: {}),
+]
+
+
+def row_id(row: Row) -> str:
+    return f"{row.tool}[{row.label}]"
+
+
+def test_every_tool_the_patch_set_adds_or_wraps_has_a_row(mcp):
+    live = {tool.name for tool in mcp.list_tools()}
+    ours = patch_set_tools()
+    assert ours <= live, f"declared but not served: {ours - live}"
+    assert len(ours) >= 19
+    missing = ours - {row.tool for row in ROWS}
+    assert not missing, f"add access-matrix rows for {sorted(missing)}"
+    assert {row.tool for row in ROWS} <= live
+
+
+def call(mcp, world: World, row: Row, items: Items, caller: str):
+    arguments = row.arguments(items, world, caller)
+    key = world.key(caller)
+    if key is not None:
+        arguments["api_key"] = key
+    elif caller == "no_key" and items.level == "shared":
+        arguments["api_key"] = ""  # an empty key; the other levels omit it altogether
+    return mcp.call(row.tool, arguments), arguments
+
+
+def owner_view(world: World, items: Items) -> tuple:
+    """What a refused write could change: the history's items (hidden and deleted too), the page and its revisions."""
+    gx, owner = world.galaxy.galaxy_url, world.owner
+    contents = rest(gx, f"/api/histories/{items.history_id}/contents", owner)
+    page = rest(gx, f"/api/pages/{items.page_id}", owner)
+    return (
+        [tuple(c.get(k) for k in ("id", "hid", "name", "visible", "deleted", "purged")) for c in contents],
+        (page["title"], page["content"], page["latest_revision_id"]),
+        rest(gx, f"/api/pages/{items.page_id}/revisions", owner),
+    )
+
+
+def expect_refused(world: World, row: Row, result, text: str, codes: tuple[str, ...], context) -> None:
+    assert result.is_error, (context, result.structured_content)
+    if CODED.match(text):
+        assert text[1:].split("]")[0] in codes, (context, text)
+    elif row.tool in STOCK_TOOLS and STOCK_UNCODED.match(text):
+        world.uncoded.append(f"{context}: {text[:120]}")
+    elif "validation error for call[" in text and "api_key" in text:
+        # An omitted api_key is refused by FastMCP's schema check before any code runs (see test_hostile_input).
+        assert "missing" in text.lower(), (context, text)
+    else:
+        raise AssertionError(f"{context}: uncoded refusal {text[:300]!r}")
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize("row", ROWS, ids=row_id)
+def test_access(mcp, world, row, caller):
+    for level in LEVELS:
+        items = world.items[level]
+        guarded = row.kind == WRITE and caller != "owner"
+        before = owner_view(world, items) if guarded else None
+        result, arguments = call(mcp, world, row, items, caller)
+        if guarded:
+            assert owner_view(world, items) == before, f"a refused {row_id(row)} changed the owner's items"
+        context = f"{row_id(row)} as {caller} on {level} items"
+        text = error_text(result) if result.is_error else str(result.structured_content)
+        for internal in INTERNALS:
+            assert internal not in text, (context, text[:500])
+        if caller == "owner":
+            assert not result.is_error, (context, text[:500])
+            if row.kind == WRITE:  # let the owner's new items settle (Galaxy renames an upload when it ends)
+                mcp.call_ok("wait_for_jobs", history_id=items.history_id, timeout_seconds=120, api_key=world.owner)
+            continue
+        # Nothing of a private item ever reaches anyone but its owner; nothing at all reaches a bad key.
+        secrets = [world.items[lvl].marker for lvl in (LEVELS if caller != "other" else ("private",))]
+        for secret in secrets:
+            assert secret not in text, (context, text[:500])
+        if caller in ("bad_key", "no_key"):
+            expect_refused(world, row, result, text, ("AUTHENTICATION_ERROR",), context)
+            continue
+        allowed = world.rest_allows(row.oracle(items), caller) if row.oracle else True
+        if row.tool == "list_pages":  # a listing is always allowed; what matters is whether it shows the page
+            listed = rest(world.galaxy.galaxy_url, row.oracle(items), world.key(caller))
+            allowed = items.page_id in [page["id"] for page in listed]
+        if row.kind == WRITE:
+            expect_refused(world, row, result, text, REFUSED, context)
+        elif row.kind == READ:
+            if allowed:
+                assert not result.is_error, (context, text[:500])
+            else:
+                expect_refused(world, row, result, text, REFUSED + ("VALIDATION_ERROR",) * _refused_as_input(row),
+                               context)
+        else:
+            assert not result.is_error, (context, text[:500])
+            check_listing(row, items, result.structured_content, allowed, context)
+
+
+def _refused_as_input(row: Row) -> bool:
+    """Tools that check a referenced id as part of their input: an unreadable one is invalid input there."""
+    return row.tool == "create_page" and row.label == "embed"
+
+
+def check_listing(row: Row, items: Items, result: dict, allowed: bool, context) -> None:
+    if row.tool == "list_pages":
+        assert (items.page_id in [page["id"] for page in result["pages"]]) == allowed, (context, result)
+    elif row.tool == "validate_page_content":
+        assert result["valid"] == allowed, (context, result)
+        if not allowed:
+            assert result["errors"][0]["rule"] == "unknown_reference", (context, result)
