@@ -160,8 +160,10 @@ def _group_alive(group: int) -> bool:
     return True
 
 
-def rest(galaxy_url: str, path: str, api_key: str, payload: Any = None, method: str | None = None) -> Any:
-    """A Galaxy REST call, for test set-up and for comparing MCP against REST."""
+def rest(
+    galaxy_url: str, path: str, api_key: str, payload: Any = None, method: str | None = None, timeout: float = 60
+) -> Any:
+    """A Galaxy REST call, for test set-up and for comparing MCP against REST (benchmarks raise ``timeout``)."""
     data = json.dumps(payload).encode() if payload is not None else None
     request = urllib.request.Request(
         f"{galaxy_url}{path}",
@@ -169,7 +171,7 @@ def rest(galaxy_url: str, path: str, api_key: str, payload: Any = None, method: 
         method=method,
         headers={"x-api-key": api_key, "content-type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=60) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         body = response.read()
     return json.loads(body) if body else None
 
