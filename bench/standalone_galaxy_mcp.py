@@ -24,7 +24,7 @@ class Unavailable(Exception):
 
 def install(cache_dir: Path) -> Path:
     """A virtualenv with galaxy-mcp, cached under ``cache_dir``; returns its console script."""
-    venv = cache_dir / f"{PACKAGE}-{VERSION}"
+    venv = cache_dir.resolve() / f"{PACKAGE}-{VERSION}"  # the server runs in another working directory
     script = venv / "bin" / "galaxy-mcp"
     marker = venv / ".installed"
     if marker.exists() and script.exists():
