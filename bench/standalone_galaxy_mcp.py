@@ -36,7 +36,8 @@ def install(cache_dir: Path) -> Path:
                         f"{PACKAGE}=={VERSION}"], check=True, capture_output=True, text=True,
                        timeout=INSTALL_TIMEOUT_SECONDS)
     except subprocess.CalledProcessError as e:
-        tail = "\n".join(((e.stderr or "") + (e.stdout or "")).strip().splitlines()[-3:])
+        lines = ((e.stderr or "") + (e.stdout or "")).strip().splitlines()
+        tail = " ".join([line for line in lines if not line.startswith("WARNING")][-2:])
         raise Unavailable(f"pip install {PACKAGE}=={VERSION} failed: {tail}") from None
     except (OSError, subprocess.TimeoutExpired) as e:
         raise Unavailable(f"pip install {PACKAGE}=={VERSION} failed: {e}") from None
