@@ -64,11 +64,12 @@ def test_bootstrap_admin_key_cannot_act_as_a_user(mcp, galaxy):
 
 
 @pytest.fixture(scope="module")
-def stock_then_patched(tmp_path_factory):
+def stock_then_patched(tmp_path_factory, new_database_url):
     """One data dir served first by stock Galaxy (switch off), then restarted with the patch set on."""
     data_dir = tmp_path_factory.mktemp("switch") / "data"
+    database_url = new_database_url()  # None: sqlite in data_dir; PostgreSQL in that pass
     observed = {}
-    with LaunchedGalaxy(data_dir, patches=False) as stock:
+    with LaunchedGalaxy(data_dir, patches=False, database_url=database_url) as stock:
         with McpClient(stock.mcp_url) as client:
             observed["stock_tools"] = {tool.name for tool in client.list_tools()}
             observed["stock_info"] = client.call_ok("get_server_info", api_key=stock.api_key)
@@ -78,7 +79,7 @@ def stock_then_patched(tmp_path_factory):
     observed["stock_exit"] = (stock.process.returncode, stock.leftover_processes)
     observed["server_json_after_stop"] = (data_dir / "server.json").exists()
     # A smaller read cap shows the option reaching a restarted server.
-    patched = LaunchedGalaxy(data_dir, env={"GALAXY_MCP_ANALYSIS_MAX_READ_BYTES": "4096"})
+    patched = LaunchedGalaxy(data_dir, env={"GALAXY_MCP_ANALYSIS_MAX_READ_BYTES": "4096"}, database_url=database_url)
     with patched:
         with McpClient(patched.mcp_url) as client:
             observed["patched_tools"] = {tool.name for tool in client.list_tools()}
