@@ -59,6 +59,15 @@ def test_unknown_collection_types_name_the_allowed_ranks(collection_type):
     assert "list" in str(raised.value)
 
 
+def test_collection_type_longer_than_galaxys_column_is_refused():
+    # Galaxy's column is 255 characters: PostgreSQL refuses longer values mid-creation, sqlite keeps them.
+    longest = ":".join(["list"] * 51)  # 254 characters
+    assert len(collection_ranks(longest)) == 51
+    with pytest.raises(InvalidElements) as raised:
+        collection_ranks(longest + ":list")
+    assert "at most 255" in str(raised.value) and "fewer levels" in str(raised.value)
+
+
 def test_record_and_sample_sheet_point_to_the_rest_api():
     assert "REST API" in str(pytest.raises(InvalidElements, collection_ranks, "sample_sheet").value)
 

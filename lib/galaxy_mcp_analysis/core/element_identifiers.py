@@ -25,6 +25,8 @@ RANK_TYPES = ("list", "paired", "paired_or_unpaired")
 FORWARD, REVERSE, UNPAIRED = "forward", "reverse", "unpaired"
 DATASET_SOURCES = ("hda", "ldda")
 COLLECTION_SOURCES = ("new_collection", "hdca")
+#: Galaxy's column for a collection's type is Unicode(255) (galaxy.model.DatasetCollection).
+MAX_COLLECTION_TYPE_LENGTH = 255
 ELEMENT_KEYS = frozenset({"name", "src", "id", "collection_type", "element_identifiers", "tags"})
 #: A request this wrong is reported in part; the first problems are the useful ones.
 MAX_REPORTED_PROBLEMS = 10
@@ -56,6 +58,12 @@ def collection_ranks(collection_type: Any) -> list[str]:
     if not isinstance(collection_type, str) or not collection_type:
         raise InvalidElements(
             f"collection_type must be a non-empty string such as 'list' or 'list:paired', got {collection_type!r}."
+        )
+    if len(collection_type) > MAX_COLLECTION_TYPE_LENGTH:
+        # sqlite stores longer strings; PostgreSQL refuses them mid-creation (a server error).
+        raise InvalidElements(
+            f"collection_type is {len(collection_type)} characters long; Galaxy stores at most "
+            f"{MAX_COLLECTION_TYPE_LENGTH} (about 50 nested 'list' levels). Use fewer levels of nesting."
         )
     ranks = collection_type.split(":")
     unknown = [rank for rank in ranks if rank not in RANK_TYPES]
