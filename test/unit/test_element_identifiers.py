@@ -10,6 +10,7 @@ from galaxy_mcp_analysis.core.element_identifiers import (
     collection_ranks,
     ElementReference,
     InvalidElements,
+    MAX_NESTING_LEVELS,
     MAX_REPORTED_PROBLEMS,
 )
 
@@ -61,11 +62,20 @@ def test_unknown_collection_types_name_the_allowed_ranks(collection_type):
 
 def test_collection_type_longer_than_galaxys_column_is_refused():
     # Galaxy's column is 255 characters: PostgreSQL refuses longer values mid-creation, sqlite keeps them.
-    longest = ":".join(["list"] * 51)  # 254 characters
-    assert len(collection_ranks(longest)) == 51
+    longest = ":".join(["paired_or_unpaired"] * 13)  # 246 characters
+    assert len(collection_ranks(longest)) == 13
     with pytest.raises(InvalidElements) as raised:
-        collection_ranks(longest + ":list")
+        collection_ranks(longest + ":paired_or_unpaired")
     assert "at most 255" in str(raised.value) and "fewer levels" in str(raised.value)
+
+
+def test_more_nesting_levels_than_galaxy_lists_are_refused():
+    # A 60-level list was created on sqlite, then every listing of its history failed with HTTP 500.
+    deepest = ":".join(["list"] * MAX_NESTING_LEVELS)
+    assert len(collection_ranks(deepest)) == MAX_NESTING_LEVELS
+    with pytest.raises(InvalidElements) as raised:
+        collection_ranks(deepest + ":list")
+    assert f"at most {MAX_NESTING_LEVELS}" in str(raised.value) and "fewer levels" in str(raised.value)
 
 
 def test_record_and_sample_sheet_point_to_the_rest_api():
