@@ -200,9 +200,17 @@ def test_a_finished_wait_neither_sleeps_nor_releases():
 
 def test_the_session_is_released_before_every_sleep():
     fake = FakeTime()
-    timed_out = poll_until(fake.poller(4), 60, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now)
+    timed_out = poll_until(fake.poller(3), 60, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now)
     assert timed_out is False
-    assert fake.events == ["poll", "release", "sleep 0.25", "poll", "release", "sleep 0.5", "poll", "release", "sleep 1", "poll"]
+    assert fake.events == ["poll", "release", "sleep 0.25", "poll", "release", "sleep 0.25", "poll"]
+
+
+def test_polls_are_frequent_for_the_first_seconds_then_back_off():
+    fake = FakeTime()
+    poll_until(fake.poller(None), 12, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now)
+    sleeps = [float(event.split()[1]) for event in fake.events if event.startswith("sleep")]
+    assert sleeps[:8] == [0.25] * 8  # the first 2 s: a short job is seen within 0.25 s of ending
+    assert sleeps[8:12] == [0.5, 1.0, 2.0, 2.0]
 
 
 def test_a_wait_ends_at_its_deadline_after_a_last_poll():
