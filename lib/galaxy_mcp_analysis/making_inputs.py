@@ -82,6 +82,14 @@ class MakingInputs:
                 f"content is {size} bytes; the server accepts at most {cap} bytes of pasted text.",
                 "Split it into several datasets, or publish the file at a URL and use upload_file_from_url.",
             )
+        for field, value in (("name", name), ("dbkey", dbkey), ("file_type", file_type)):
+            if value is not None and "\x00" in value:
+                # PostgreSQL refuses NUL in text columns mid-flush (a server error); sqlite stores it.
+                raise AnalysisError(
+                    ErrorCode.VALIDATION_ERROR,
+                    f"{field} contains a NUL character (\\x00), which Galaxy cannot store.",
+                    f"Remove the NUL characters from {field}; content itself may hold any bytes.",
+                )
         element = PastedDataElement(src="pasted", paste_content=content, ext=file_type, dbkey=dbkey, name=name)
         result = self._fetch_into_history(history_id, element)
         (output,) = result["outputs"]
@@ -300,6 +308,7 @@ class MakingInputs:
 
     def run_tool(self, history_id: str, tool_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
         """Galaxy's run_tool, with bare collections on dataset inputs mapped over (core.map_over)."""
+        _require_tool_id(tool_id)
         tool = self._get_toolbox_tool(tool_id)
         plan = plan_map_over(data_inputs(tool.inputs) if tool else [], inputs)
         # Galaxy's own refusal of an unreadable input names the dataset; this one names only its id.
@@ -317,6 +326,7 @@ class MakingInputs:
 
     def get_tool_details(self, tool_id: str, io_details: bool = False) -> dict[str, Any]:
         """Galaxy's tool details; with io_details each dataset input says how to give it a collection."""
+        _require_tool_id(tool_id)
         details = super().get_tool_details(tool_id, io_details)
         if not io_details:
             return details
@@ -333,6 +343,16 @@ class MakingInputs:
             if len(data_input.path) > 1
         ]
         return details
+
+
+def _require_tool_id(tool_id: str) -> None:
+    """Galaxy answers an empty tool id with an empty error message; say what is wrong instead."""
+    if not tool_id.strip():
+        raise AnalysisError(
+            ErrorCode.VALIDATION_ERROR,
+            "tool_id is empty.",
+            "Find a tool id with search_tools(query), e.g. search_tools('cut columns') -> 'Cut1'.",
+        )
 
 
 def _looked_up(

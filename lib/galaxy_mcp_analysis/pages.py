@@ -33,12 +33,38 @@ from galaxy_mcp_analysis.errors import (
 
 #: What agent-made revisions are recorded as (Galaxy shows it as the revision's source).
 AGENT_EDIT_SOURCE = "agent"
+#: Bounds of list_pages arguments the database must accept (SQL integers; sqlite's LIKE pattern limit).
+MAX_OFFSET = 2**31 - 1
+MAX_SEARCH_LENGTH = 1000
 #: Page fields an agent needs; Galaxy's serialization carries more (email hashes, ...).
 PAGE_FIELDS = (
     "id", "title", "slug", "history_id", "username", "published", "importable", "deleted",
     "latest_revision_id", "revision_ids", "edit_source", "content_format", "annotation",
     "create_time", "update_time",
 )  # fmt: skip
+
+
+#: Longest slug accepted: Galaxy indexes slugs, and PostgreSQL refuses index rows over 8191 bytes.
+MAX_SLUG_LENGTH = 255
+
+
+def _check_storable(**fields: str | None) -> None:
+    """Refuse text the database cannot store, before Galaxy starts writing (PostgreSQL refuses NUL
+    characters and over-long indexed values mid-flush; sqlite stores them)."""
+    for name, value in fields.items():
+        if value is not None and "\x00" in value:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"{name} contains a NUL character (\\x00), which Galaxy cannot store.",
+                f"Remove the NUL characters from {name} and call again.",
+            )
+    slug = fields.get("slug")
+    if slug is not None and len(slug) > MAX_SLUG_LENGTH:
+        raise AnalysisError(
+            ErrorCode.VALIDATION_ERROR,
+            f"slug is {len(slug)} characters long; at most {MAX_SLUG_LENGTH} are allowed.",
+            "Use a short slug of lowercase letters, digits and '-', e.g. slug='amr-report'.",
+        )
 
 
 class NotebookPages:
@@ -60,6 +86,21 @@ class NotebookPages:
         show_published: bool = False,
         deleted: bool = False,
     ) -> dict[str, Any]:
+        # Galaxy's payload caps limit but lets a negative limit or offset through: sqlite reads LIMIT -1
+        # as "no limit" and PostgreSQL refuses it mid-query (a server error).
+        if limit < 1 or not 0 <= offset <= MAX_OFFSET:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"limit must be >= 1 and offset >= 0 (at most {MAX_OFFSET}); got limit={limit}, offset={offset}.",
+                "Page through with limit=100 (at most 999) and offset=0, 100, 200, ...",
+            )
+        if search is not None and len(search) > MAX_SEARCH_LENGTH:
+            # sqlite refuses LIKE patterns over 50,000 bytes mid-query (a server error).
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"search is {len(search)} characters long; at most {MAX_SEARCH_LENGTH} are matched.",
+                "Search for a word of the title or slug, e.g. search='resistance'.",
+            )
         payload = PageIndexQueryPayload(
             show_own=True,
             show_shared=show_shared,
@@ -93,6 +134,7 @@ class NotebookPages:
                 "(a standalone report).",
                 "Pass history_id from list_histories, or title='My report' and slug='my-report'.",
             )
+        _check_storable(title=title, content=content, slug=slug, annotation=annotation)
         self._check_content(content or "")
         payload = CreatePagePayload(
             history_id=history_id,  # Galaxy's payload field decodes it
@@ -112,6 +154,7 @@ class NotebookPages:
                 "Nothing to update: pass content (a new revision) and/or title.",
                 "Read the page with get_page(page_id), edit content_editor, and pass it as content.",
             )
+        _check_storable(title=title, content=content)
         if content is not None:
             self._check_content(content)
         payload = UpdatePagePayload(
