@@ -1,0 +1,632 @@
+"""Issue 9, hostile input and nothing half-done, through /api/mcp on a real Galaxy.
+
+Hostile input: for every tool the patch set adds or wraps and every parameter its live
+inputSchema declares, generated cases (wrong types, missing, empty, huge, negative, malformed
+and foreign ids, unicode and control characters, path-like strings, oversized nesting). Each
+gets a coded error or a correct result; none a traceback, a path, a [SYSTEM_ERROR] (a 500), a
+hang, or a change to the history or page when it failed. New tools and parameters get cases
+automatically (a tool without a base call in BASE_CALLS fails the test).
+
+How schema errors look: arguments that do not fit the inputSchema (wrong JSON type, a missing
+required argument) are refused by FastMCP before any tool code runs, with pydantic's text
+"1 validation error for call[<tool>] ..."; issue 7's error middleware codes them as
+[VALIDATION_ERROR]. Until it does, they are counted apart ("schema, uncoded") and
+test_schema_errors_are_coded says whether that is fixed.
+
+Nothing half-done: failed create_collection, create_dataset_from_text and page writes leave
+the history (every item, hidden and deleted included) and the page (revision list, latest
+content) exactly as they were.
+"""
+
+import json
+import re
+import time
+from dataclasses import (
+    dataclass,
+    field,
+)
+from typing import Any
+
+import pytest
+
+from conftest import (
+    fetch,
+    patch_set_tools,
+    STOCK_TOOLS,
+    wait_for_dataset,
+)
+from galaxy_mcp_analysis.testing import (
+    error_text,
+    rest,
+)
+
+MIB = 1024 * 1024
+CALL_TIMEOUT = 90  # seconds; wait_for_jobs may legitimately block, but every base call names finished jobs
+CODED = re.compile(r"^\[(VALIDATION_ERROR|NOT_FOUND|AUTHENTICATION_ERROR|AUTHORIZATION_ERROR|NOT_READY|CONFLICT|"
+                   r"SYSTEM_ERROR)\] .+\nSuggestion: \S", re.S)
+SCHEMA_ERROR = re.compile(r"^(Error calling tool '\w+': )?\d+ validation errors? for call\[\w+\]")
+STOCK_UNCODED = re.compile(r"^Error calling tool '\w+': ")
+INTERNALS = re.compile(r"Traceback|File \"|site-packages|\.py\b|/work/|/tmp/|/usr/|sqlalchemy|psycopg|SELECT .* FROM")
+#: An error text longer than this is reported: it makes an agent pay for the echo of its own input.
+LONG_ERROR = 16_000
+WRITE_TOOLS = {"create_page", "update_page", "revert_page_revision", "create_dataset_from_text", "create_collection",
+               "run_tool", "upload_file_from_url"}
+
+
+# ---- set-up: one history of the caller's, one page, and another user's private items ----
+
+
+@dataclass
+class Ids:
+    history: str
+    dataset: str
+    job: str
+    collection: str
+    page: str
+    revision: str
+    url: str
+    foreign: dict[str, str]  # parameter name -> another user's private item of that kind
+
+
+@pytest.fixture(scope="module")
+def ids(galaxy, mcp, api_key, other_user_key, file_server):
+    gx = galaxy.galaxy_url
+    history = mcp.call_ok("create_history", name="hostile input", api_key=api_key)["id"]
+    dataset = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "a\tb\n", "ext": "tabular"})
+    job = mcp.call_ok("get_job_details", dataset_id=dataset["id"], api_key=api_key)["job_id"]
+    collection = rest(gx, "/api/dataset_collections", api_key, {
+        "history_id": history, "collection_type": "list",
+        "element_identifiers": [{"name": "a", "src": "hda", "id": dataset["id"]}]})
+    page = rest(gx, "/api/pages", api_key, {"history_id": history, "content": "# base\n", "content_format": "markdown"})
+    [revision] = rest(gx, f"/api/pages/{page['id']}/revisions", api_key)
+    # Another user's private history, dataset, job, page and revision: the foreign ids.
+    theirs = mcp.call_ok("create_history", name="FOREIGN-history", api_key=other_user_key)["id"]
+    secret = fetch(galaxy, other_user_key, theirs, {"src": "pasted", "paste_content": "FOREIGN-content\n",
+                                                    "ext": "txt", "name": "FOREIGN-dataset"})
+    rest(gx, f"/api/datasets/{secret['id']}/permissions", other_user_key, {"action": "make_private"}, method="PUT")
+    their_job = mcp.call_ok("get_job_details", dataset_id=secret["id"], api_key=other_user_key)["job_id"]
+    their_page = rest(gx, "/api/pages", other_user_key, {"history_id": theirs, "content": "# FOREIGN-page\n",
+                                                          "content_format": "markdown"})
+    [their_revision] = rest(gx, f"/api/pages/{their_page['id']}/revisions", other_user_key)
+    foreign = {"history_id": theirs, "dataset_id": secret["id"], "job_id": their_job, "page_id": their_page["id"],
+               "revision_id": their_revision["id"], "dataset_ids": secret["id"], "job_ids": their_job}
+    return Ids(history, dataset["id"], job, collection["id"], page["id"], revision["id"],
+               file_server("hostile.txt", b"served\n"), foreign)
+
+
+def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
+    """One valid call per tool; each case changes one parameter of it."""
+    element = {"name": "a", "src": "hda", "id": ids.dataset}
+    return {
+        "peek_dataset_content": {"dataset_id": ids.dataset},
+        "get_job_errors": {"job_id": ids.job},
+        "wait_for_jobs": {"job_ids": [ids.job], "timeout_seconds": 0},
+        "list_pages": {"history_id": ids.history},
+        "get_page": {"page_id": ids.page},
+        "create_page": {"history_id": ids.history, "content": "# hostile\n"},
+        "update_page": {"page_id": ids.page, "content": "# updated\n"},
+        "list_page_revisions": {"page_id": ids.page},
+        "get_page_revision": {"page_id": ids.page, "revision_id": ids.revision},
+        "revert_page_revision": {"page_id": ids.page, "revision_id": ids.revision},
+        "validate_page_content": {"content": "# draft\n"},
+        "create_dataset_from_text": {"history_id": ids.history, "content": "a\tb\n", "file_type": "tabular"},
+        # copy_elements=False: a 10,000-element success then adds one item, not 10,000 copies, to the history.
+        "create_collection": {"history_id": ids.history, "collection_type": "list", "element_identifiers": [element],
+                              "copy_elements": False},
+        "run_tool": {"history_id": ids.history, "tool_id": "cat1",
+                     "inputs": {"input1": {"src": "hda", "id": ids.dataset}}},
+        "get_tool_details": {"tool_id": "cat1", "io_details": True},
+        "upload_file_from_url": {"history_id": ids.history, "url": ids.url},
+        "get_job_status": {"job_id": ids.job},
+        "get_job_details": {"dataset_id": ids.dataset},
+        "download_dataset": {"dataset_id": ids.dataset},
+        "get_server_info": {},
+    }
+
+
+# ---- generated cases ----
+
+MISSING = object()
+HUGE = "x" * (2 * MIB)
+STOCK_HUGE = "x" * 2048
+STRINGS = {
+    "empty": "", "unicode-control": "ünï🧬\u202e\x00\x01\x1b[2J\r\n", "dotdot-path": "../../etc/passwd",
+    "file-url": "file:///etc/passwd", "malformed-id": "not-an-id!", "unknown-id": "0123456789abcdef",
+}
+WRONG_FOR_STRING = {"int": 123, "object": {"a": 1}}
+INTEGERS = {"negative": -1, "min-int64": -(2**63), "huger": 10**40, "float": 1.5, "string": "ten"}
+BOOLEANS = {"string": "maybe", "int-2": 2}
+
+
+def deep_list(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def deep_dict(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def nested_elements(ids: Ids, depth: int) -> tuple[str, list]:
+    """A collection_type and element_identifiers nested `depth` levels deep (valid in shape)."""
+    elements: list = [{"name": "a", "src": "hda", "id": ids.dataset}]
+    for _ in range(depth - 1):
+        elements = [{"name": "a", "src": "new_collection", "collection_type": ":".join(["list"] * _next(elements)),
+                     "element_identifiers": elements}]
+    return ":".join(["list"] * depth), elements
+
+
+def _next(elements: list) -> int:
+    depth, level = 1, elements
+    while level[0].get("src") == "new_collection":
+        depth, level = depth + 1, level[0]["element_identifiers"]
+    return depth
+
+
+def types_of(schema: dict) -> set[str]:
+    options = schema.get("anyOf", [schema])
+    return {option.get("type", "object") for option in options}
+
+
+def item_type(schema: dict) -> str | None:
+    for option in schema.get("anyOf", [schema]):
+        if option.get("type") == "array":
+            return option.get("items", {}).get("type")
+    return None
+
+
+def cases_for(parameter: str, schema: dict, required: bool, ids: Ids, huge: str = HUGE) -> dict[str, Any]:
+    """label -> value (MISSING to omit the parameter) for one parameter, from its JSON schema."""
+    kinds = types_of(schema)
+    cases: dict[str, Any] = {}
+    if required:
+        cases["missing"] = MISSING
+    if "null" not in kinds:
+        cases["null"] = None
+    foreign = ids.foreign.get(parameter)
+    if "string" in kinds:
+        cases.update(STRINGS)
+        cases[f"huge-{len(huge)}-chars"] = huge
+        cases.update(WRONG_FOR_STRING)
+        if foreign:
+            cases["foreign-id"] = foreign
+    if "integer" in kinds:
+        cases.update(INTEGERS)
+    if "boolean" in kinds:
+        cases.update(BOOLEANS)
+    if "array" in kinds:
+        inner = item_type(schema)
+        cases.update({"empty-list": [], "string-not-list": "x", "list-of-null": [None], "deep-list-200": deep_list(200),
+                      "object-not-list": {"a": 1}})
+        if inner == "string":
+            cases.update({"list-of-empty": [""], "10000-malformed-ids": ["zz"] * 10_000,
+                          "list-of-paths": ["../../etc/passwd"]})
+            if foreign:
+                cases["foreign-id"] = [foreign]
+        else:
+            element = {"name": "a", "src": "hda", "id": ids.dataset}
+            cases.update({
+                "list-of-empty-object": [{}],
+                "10000-elements": [{**element, "name": f"e{i}"} for i in range(10_000)],
+                "10000-malformed": [{"name": f"e{i}", "src": "hda", "id": "zz"} for i in range(10_000)],
+                "path-like-src": [{**element, "src": "../../etc/passwd"}],
+                "file-url-id": [{**element, "id": "file:///etc/passwd"}],
+                "unicode-name": [{**element, "name": "ünï🧬\x00"}],
+                "huge-name": [{**element, "name": HUGE}],
+                "foreign-element": [{**element, "id": ids.foreign["dataset_id"]}],
+                "deep-dict-element": [deep_dict(200)],
+            })
+    if kinds == {"object"}:
+        cases.update({"empty-object": {}, "deep-dict-200": deep_dict(200), "list-not-object": [1],
+                      "string-not-object": "x", "path-key": {"../../etc/passwd": 1},
+                      "foreign-input": {"input1": {"src": "hda", "id": ids.foreign["dataset_id"]}},
+                      "path-input": {"input1": {"src": "hda", "id": "../../etc/passwd"}},
+                      "huge-value": {"input1": huge}})
+    return cases
+
+
+# ---- one case ----
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    parameters: int = 0
+    succeeded: int = 0
+    coded: int = 0
+    schema_uncoded: list[str] = field(default_factory=list)
+    #: JSON nested deeper than the MCP SDK's parser takes: a JSON-RPC "Parse error" (-32700); nothing runs.
+    protocol_refusals: list[str] = field(default_factory=list)
+    #: [SYSTEM_ERROR] for a path-like argument echoed in Galaxy's message (errors.looks_internal; issue 7).
+    path_echo_system_errors: list[str] = field(default_factory=list)
+    stock_uncoded: list[str] = field(default_factory=list)
+    long_errors: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    by_tool: dict[str, int] = field(default_factory=dict)
+    #: The history and page as last seen; still valid until a write succeeds.
+    view: tuple | None = None
+
+
+def snapshot(galaxy, api_key, ids: Ids) -> tuple:
+    """What a failed write could change: every item of the history (hidden, deleted included), the pages
+    attached to it, and the base page's revisions and latest content."""
+    gx = galaxy.galaxy_url
+    keys = ("id", "hid", "name", "history_content_type", "visible", "deleted", "purged", "element_count")
+    contents = rest(gx, f"/api/histories/{ids.history}/contents", api_key)
+    pages = rest(gx, f"/api/pages?history_id={ids.history}", api_key)
+    page = rest(gx, f"/api/pages/{ids.page}", api_key)
+    return (
+        sorted(tuple(item.get(key) for key in keys) for item in contents),
+        sorted((p["id"], p["title"], p.get("latest_revision_id")) for p in pages),
+        [(r["id"], r["edit_source"]) for r in rest(gx, f"/api/pages/{ids.page}/revisions", api_key)],
+        page["content"],
+    )
+
+
+def run_case(galaxy, mcp, api_key, ids, tally: Tally, tool: str, label: str, arguments: dict, verify) -> None:
+    tally.cases += 1
+    tally.by_tool[tool] = tally.by_tool.get(tool, 0) + 1
+    context = f"{tool}[{label}]"
+    before = None
+    if tool in WRITE_TOOLS:
+        before = tally.view = tally.view or snapshot(galaxy, api_key, ids)
+    started = time.monotonic()
+    try:
+        result = mcp.call(tool, {**arguments, "api_key": api_key}, timeout=CALL_TIMEOUT)
+    except TimeoutError:
+        tally.failures.append(f"{context}: no answer within {CALL_TIMEOUT}s (hang)")
+        return
+    except Exception as e:  # the transport failed: an HTTP 500 or a dropped connection
+        if "Parse error" in str(e):
+            tally.protocol_refusals.append(context)
+            return
+        tally.failures.append(f"{context}: transport error {type(e).__name__}: {str(e)[:200]}")
+        return
+    elapsed = time.monotonic() - started
+    if not result.is_error:
+        tally.succeeded += 1
+        tally.view = None
+        if tool in WRITE_TOOLS:  # let new items settle (an upload is renamed when its job ends)
+            mcp.call_ok("wait_for_jobs", history_id=ids.history, timeout_seconds=120, api_key=api_key)
+        problem = verify(tool, arguments, result.structured_content)
+        if problem:
+            tally.failures.append(f"{context}: succeeded with a wrong result: {problem}")
+        return
+    text = error_text(result)
+    if INTERNALS.search(text):
+        tally.failures.append(f"{context}: internals in the error: {text[:300]!r}")
+    if len(text) > LONG_ERROR:
+        tally.long_errors.append(f"{context}: {len(text)} characters")
+    if CODED.match(text):
+        tally.coded += 1
+        if text.startswith("[SYSTEM_ERROR]") and "/etc/passwd" in json.dumps(arguments):
+            tally.path_echo_system_errors.append(context)
+        elif text.startswith("[SYSTEM_ERROR]"):
+            tally.failures.append(f"{context}: unexpected server error: {text[:300]!r}")
+    elif SCHEMA_ERROR.match(text):
+        tally.schema_uncoded.append(context)
+    elif tool in STOCK_TOOLS and STOCK_UNCODED.match(text):
+        tally.stock_uncoded.append(f"{context}: {text[:120]!r}")
+    else:
+        tally.failures.append(f"{context}: uncoded error {text[:300]!r}")
+    if before is not None:
+        tally.view = snapshot(galaxy, api_key, ids)
+    if before is not None and tally.view != before:
+        tally.failures.append(f"{context}: failed ({text[:100]!r}) but changed the history or page")
+    if elapsed > 60:
+        tally.failures.append(f"{context}: took {elapsed:.0f}s")
+
+
+def verifier(galaxy, mcp, api_key, pending: list):
+    """Checks a successful write's result against what was asked (datasets are checked at the end)."""
+
+    def verify(tool: str, arguments: dict, result: dict) -> str | None:
+        if tool == "create_dataset_from_text":
+            content = arguments.get("content")
+            if isinstance(content, str) and result.get("bytes") != len(content.encode()):
+                return f"bytes {result.get('bytes')} for {len(content.encode())} bytes of content"
+            pending.append((result["dataset_id"], content))
+        elif tool == "create_collection":
+            elements = arguments.get("element_identifiers")
+            if result.get("element_count") != len(elements):
+                return f"element_count {result.get('element_count')} for {len(elements)} elements"
+        elif tool in ("create_page", "update_page") and isinstance(arguments.get("content"), str):
+            page = mcp.call_ok("get_page", page_id=result["page_id"], api_key=api_key)
+            if page["content_editor"] != arguments["content"]:
+                return "the saved page differs from the content sent"
+        return None
+
+    return verify
+
+
+#: One tally for the whole module (the totals test reports it); pasted datasets to read back at the end.
+TALLY = Tally()
+PENDING: list = []
+STARTED = time.monotonic()
+
+
+@pytest.mark.parametrize("tool", sorted(patch_set_tools()))
+def test_hostile_input(galaxy, mcp, api_key, ids, tool):
+    """Every parameter of one tool, each replaced by every generated case of its schema type."""
+    tally, cases_before = TALLY, TALLY.cases
+    failures_before = len(tally.failures)
+    schema = {t.name: t for t in mcp.list_tools()}[tool].input_schema
+    base = base_calls(ids)
+    assert tool in base, f"add a base call for {tool}"
+    verify = verifier(galaxy, mcp, api_key, PENDING)
+    required = set(schema.get("required", []))
+    run_case(galaxy, mcp, api_key, ids, tally, tool, "unexpected-argument", {**base[tool], "surprise": 1}, verify)
+    for parameter, parameter_schema in schema["properties"].items():
+        if parameter == "api_key":
+            continue
+        tally.parameters += 1
+        # Stock tools get a 2 KiB string, not 2 MiB: see test_a_long_error_of_a_stock_tool_does_not_stall_galaxy.
+        huge = STOCK_HUGE if tool in STOCK_TOOLS else HUGE
+        for label, value in cases_for(parameter, parameter_schema, parameter in required, ids, huge).items():
+            arguments = dict(base[tool])
+            if value is MISSING:
+                arguments.pop(parameter, None)
+            else:
+                arguments[parameter] = value
+            run_case(galaxy, mcp, api_key, ids, tally, tool, f"{parameter}={label}", arguments, verify)
+    # Still healthy after the batch.
+    assert mcp.call_ok("get_server_info", api_key=api_key), f"server unhealthy after {tool}"
+    assert tally.cases > cases_before
+    assert not tally.failures[failures_before:], "\n".join(tally.failures[failures_before:])
+
+
+def test_hostile_input_totals(galaxy, mcp, api_key, record_property):
+    """Pasted datasets read back exactly; the counts for doc/reliability.md."""
+    failures = verify_pasted(galaxy, mcp, api_key, PENDING)
+    tally = TALLY
+    summary = {
+        "tools": len(tally.by_tool), "parameters": tally.parameters, "cases": tally.cases,
+        "succeeded": tally.succeeded, "coded_errors": tally.coded,
+        "schema_errors_uncoded": len(tally.schema_uncoded), "stock_errors_uncoded": len(tally.stock_uncoded),
+        "long_errors": len(tally.long_errors), "protocol_refusals": len(tally.protocol_refusals),
+        "path_echo_system_errors": len(tally.path_echo_system_errors),
+        "failures": len(tally.failures) + len(failures),
+        "seconds": round(time.monotonic() - STARTED),
+    }
+    print("\nhostile input:", json.dumps(summary), "\nper tool:", json.dumps(tally.by_tool))
+    for name in ("schema_uncoded", "stock_uncoded", "long_errors", "protocol_refusals", "path_echo_system_errors"):
+        if getattr(tally, name):
+            print(f"{name}:", *getattr(tally, name)[:8], sep="\n  ")
+    for key, value in summary.items():
+        record_property(f"hostile_{key}", value)
+    HOSTILE_TALLY.update(summary, schema_uncoded=tally.schema_uncoded, stock_uncoded=tally.stock_uncoded,
+                         long_errors=tally.long_errors, path_echo_system_errors=tally.path_echo_system_errors)
+    assert not failures, failures
+    assert set(tally.by_tool) == patch_set_tools()
+    assert tally.cases >= 300
+
+
+#: Filled by test_hostile_input for the reporting tests below.
+HOSTILE_TALLY: dict[str, Any] = {}
+
+
+def verify_pasted(galaxy, mcp, api_key, pending) -> list[str]:
+    """Every pasted dataset a hostile case created holds exactly the content sent."""
+    problems = []
+    for dataset_id, content in pending:
+        state = wait_for_dataset(galaxy, api_key, dataset_id)["state"]
+        if state != "ok":
+            problems.append(f"pasted dataset {dataset_id} ended {state}")
+            continue
+        read = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, allow_binary=True, api_key=api_key)
+        data = read["content"] if read["encoding"] == "utf-8" else None
+        if data is not None and data != content:
+            problems.append(f"pasted dataset {dataset_id} reads back {data[:40]!r}, sent {content[:40]!r}")
+    return problems
+
+
+def test_schema_errors_are_coded():
+    """Issue 7's middleware codes FastMCP's argument-validation errors; this says whether it does yet."""
+    if not HOSTILE_TALLY:
+        pytest.skip("needs test_hostile_input")
+    assert not HOSTILE_TALLY["schema_uncoded"], (
+        f"{len(HOSTILE_TALLY['schema_uncoded'])} schema errors are pydantic text, not [VALIDATION_ERROR]: "
+        f"{HOSTILE_TALLY['schema_uncoded'][:5]}")
+    assert not HOSTILE_TALLY["stock_uncoded"], HOSTILE_TALLY["stock_uncoded"][:5]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 7: Galaxy's messages echo the argument whole (a 2 MiB id gives a 2 MiB "
+                   "error an agent pays for); errors.format_error could shorten echoed values")
+def test_errors_do_not_echo_huge_arguments():
+    if not HOSTILE_TALLY:
+        pytest.skip("needs test_hostile_input")
+    assert not HOSTILE_TALLY["long_errors"], HOSTILE_TALLY["long_errors"]
+
+
+def test_deeply_nested_collections_are_created_or_refused_cleanly(galaxy, mcp, api_key, ids):
+    """Nesting that matches its collection_type: a 4-level list is made; 17 and 60 levels are refused, changing
+    nothing (a 60-level list used to be created, and then every listing of the history failed with HTTP 500)."""
+    for depth in (4, 17, 60):
+        collection_type, elements = nested_elements(ids, depth)
+        before = snapshot(galaxy, api_key, ids)
+        result = mcp.call("create_collection", {"history_id": ids.history, "collection_type": collection_type,
+                                                "element_identifiers": elements, "api_key": api_key},
+                          timeout=CALL_TIMEOUT)
+        if result.is_error:
+            text = error_text(result)
+            assert CODED.match(text) and not text.startswith("[SYSTEM_ERROR]"), text[:500]
+            assert snapshot(galaxy, api_key, ids) == before
+        else:
+            assert result.structured_content["collection_type"] == collection_type
+            assert result.structured_content["element_count"] == 1
+        assert (depth == 4) != result.is_error, error_text(result)[:300]
+    assert rest(galaxy.galaxy_url, f"/api/histories/{ids.history}/contents", api_key)  # still lists
+
+
+@pytest.mark.xfail(strict=True, reason="FastMCP logs a stock tool's exception with its rich handler on the event loop; "
+                   "rich highlights the message in quadratic time, so a long id stalls all of Galaxy (doc/reliability.md)")
+def test_a_long_error_of_a_stock_tool_does_not_stall_galaxy(galaxy, mcp, api_key):
+    """A stock tool echoing a 30 KB id in its error must not stop Galaxy answering other requests."""
+    import threading
+
+    stalled_call = threading.Thread(
+        target=lambda: mcp.call("download_dataset", {"dataset_id": "x" * 30_000, "api_key": api_key}, timeout=300),
+        daemon=True,
+    )
+    stalled_call.start()
+    time.sleep(1)
+    started = time.monotonic()
+    rest(galaxy.galaxy_url, "/api/version", api_key)
+    answered_after = time.monotonic() - started
+    stalled_call.join(300)
+    assert answered_after < 5, f"/api/version answered after {answered_after:.0f}s"
+
+
+# ---- nothing half-done ----
+
+
+def paste(galaxy, mcp, api_key, history_id, content, **arguments) -> str:
+    created = mcp.call_ok("create_dataset_from_text", history_id=history_id, content=content, api_key=api_key,
+                          **arguments)
+    assert wait_for_dataset(galaxy, api_key, created["dataset_id"])["state"] == "ok"
+    return created["dataset_id"]
+
+
+def full_view(galaxy, api_key, history_id: str, page_ids: tuple[str, ...] = ()) -> tuple:
+    """Every item of the history (hidden, deleted included) with its visibility, the collection count,
+    and each page's revision list and latest content."""
+    gx = galaxy.galaxy_url
+    keys = ("id", "hid", "name", "history_content_type", "visible", "deleted", "purged", "state", "element_count")
+    contents = rest(gx, f"/api/histories/{history_id}/contents", api_key)
+    history = rest(gx, f"/api/histories/{history_id}", api_key)
+    pages = [(rest(gx, f"/api/pages/{page_id}/revisions", api_key),
+              *(lambda page: (page["title"], page["content"], page["latest_revision_id"]))(
+                  rest(gx, f"/api/pages/{page_id}", api_key)))
+             for page_id in page_ids]
+    return (
+        sorted(tuple(item.get(key) for key in keys) for item in contents),
+        sum(item["history_content_type"] == "dataset_collection" for item in contents),
+        history["size"], history["update_time"], pages,
+    )
+
+
+@pytest.fixture(scope="module")
+def settled(galaxy, mcp, api_key, other_user_key):
+    """A history of 500 ok datasets and a notebook page with two revisions; another user's private dataset."""
+    history_id = mcp.call_ok("create_history", name="nothing half-done", api_key=api_key)["id"]
+    many = rest(galaxy.galaxy_url, "/api/tools/fetch", api_key, {"history_id": history_id, "targets": [{
+        "destination": {"type": "hdas"},
+        "elements": [{"src": "pasted", "paste_content": f"s{i}\n", "ext": "txt", "name": f"s{i}"} for i in range(500)],
+    }]})
+    dataset_ids = [output["id"] for output in many["outputs"]]
+    mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=120, api_key=api_key)
+    page = mcp.call_ok("create_page", history_id=history_id, content="# first\n", api_key=api_key)
+    mcp.call_ok("update_page", page_id=page["page_id"], content="# second\n", api_key=api_key)
+    theirs = mcp.call_ok("create_history", name="theirs", api_key=other_user_key)["id"]
+    foreign = paste(galaxy, mcp, other_user_key, theirs, "FOREIGN\n")
+    rest(galaxy.galaxy_url, f"/api/datasets/{foreign}/permissions", other_user_key, {"action": "make_private"},
+         method="PUT")
+    return {"history_id": history_id, "dataset_ids": dataset_ids, "page_id": page["page_id"], "foreign": foreign,
+            "their_history": theirs}
+
+
+def elements(dataset_ids) -> list[dict]:
+    return [{"name": f"e{i}", "src": "hda", "id": dataset_id} for i, dataset_id in enumerate(dataset_ids)]
+
+
+def refused_collections(settled) -> dict[str, tuple[str, list, str]]:
+    ids = settled["dataset_ids"]
+    middle = elements(ids[:20])
+    middle[10] = {"name": "e10", "src": "hda", "id": "not-an-id"}
+    duplicated = elements(ids[:20])
+    duplicated[15]["name"] = "e3"
+    wrong_pair = [{"name": "s1", "src": "new_collection", "collection_type": "paired",
+                   "element_identifiers": [{"name": "forward", "src": "hda", "id": ids[0]},
+                                           {"name": "reverse", "src": "hda", "id": ids[1]}]},
+                  {"name": "s2", "src": "new_collection", "collection_type": "paired",
+                   "element_identifiers": [{"name": "forward", "src": "hda", "id": ids[2]}]}]
+    return {
+        "malformed id mid-list": ("list", middle, "VALIDATION_ERROR"),
+        "duplicate names": ("list", duplicated, "VALIDATION_ERROR"),
+        "foreign id after 500 elements": ("list", elements(ids) + [{"name": "last", "src": "hda",
+                                                                    "id": settled["foreign"]}], "AUTHORIZATION_ERROR"),
+        "malformed id after 500 elements": ("list", elements(ids) + [{"name": "last", "src": "hda",
+                                                                      "id": "0123456789abcdef"}], "VALIDATION_ERROR"),
+        "second pair incomplete": ("list:paired", wrong_pair, "VALIDATION_ERROR"),
+    }
+
+
+@pytest.mark.parametrize("hide_source_items", [False, True])
+def test_refused_collections_change_nothing(galaxy, mcp, api_key, settled, hide_source_items):
+    before = full_view(galaxy, api_key, settled["history_id"])
+    for label, (collection_type, identifiers, code) in refused_collections(settled).items():
+        error = mcp.call_error("create_collection", history_id=settled["history_id"], collection_type=collection_type,
+                               element_identifiers=identifiers, hide_source_items=hide_source_items, api_key=api_key)
+        assert error.startswith(f"[{code}] "), (label, error[:300])
+        assert "FOREIGN" not in error
+        assert full_view(galaxy, api_key, settled["history_id"]) == before, label
+
+
+def test_refused_pastes_change_nothing(galaxy, mcp, api_key, other_user_key, settled):
+    mine, theirs = settled["history_id"], settled["their_history"]
+    before = full_view(galaxy, api_key, mine), full_view(galaxy, other_user_key, theirs)
+    refusals = [
+        ({"history_id": mine, "content": "x" * (MIB + 1)}, api_key, "VALIDATION_ERROR"),
+        ({"history_id": mine, "content": "a\tb\n", "file_type": "no-such-type"}, api_key, "VALIDATION_ERROR"),
+        ({"history_id": mine, "content": ""}, api_key, "VALIDATION_ERROR"),
+        ({"history_id": theirs, "content": "intruder\n"}, api_key, "AUTHORIZATION_ERROR"),
+        ({"history_id": mine, "content": "intruder\n"}, other_user_key, "AUTHORIZATION_ERROR"),
+    ]
+    for arguments, key, code in refusals:
+        error = mcp.call_error("create_dataset_from_text", api_key=key, **arguments)
+        assert error.startswith(f"[{code}] "), (arguments.get("file_type"), error[:300])
+    assert (full_view(galaxy, api_key, mine), full_view(galaxy, other_user_key, theirs)) == before
+
+
+def test_refused_page_writes_change_nothing(galaxy, mcp, api_key, other_user_key, settled):
+    history_id, page_id = settled["history_id"], settled["page_id"]
+    other_page = mcp.call_ok("create_page", title="other", slug=f"other-{page_id}", content="# other\n",
+                             api_key=api_key)
+    [their_revision] = mcp.call_ok("list_page_revisions", page_id=other_page["page_id"], api_key=api_key)["revisions"]
+    page_ids = (page_id, other_page["page_id"])
+    before = full_view(galaxy, api_key, history_id, page_ids)
+    pages_before = mcp.call_ok("list_pages", api_key=api_key)["total_count"]
+    embed = f"```galaxy\nhistory_dataset_display(history_dataset_id={settled['foreign']})\n```\n"
+    refusals = [
+        ("update_page", {"page_id": page_id, "content": "```galaxy\nnot_a_directive()\n```\n"}, api_key),
+        ("update_page", {"page_id": page_id, "content": "```galaxy\nhistory_dataset_display(history_dataset_id=x)\n"},
+         api_key),
+        ("update_page", {"page_id": page_id, "content": embed, "title": "renamed too"}, api_key),
+        ("update_page", {"page_id": page_id, "content": "# hijacked\n"}, other_user_key),
+        ("update_page", {"page_id": "0123456789abcdef", "content": "# lost\n"}, api_key),
+        ("revert_page_revision", {"page_id": page_id, "revision_id": their_revision["id"]}, api_key),
+        ("revert_page_revision", {"page_id": page_id, "revision_id": "0123456789abcdef"}, api_key),
+        ("create_page", {"history_id": history_id, "content": embed}, api_key),
+        ("create_page", {"history_id": history_id, "content": "```galaxy\ngenerate_time()\ngenerate_time()\n```\n"},
+         api_key),
+        ("create_page", {"title": "t", "slug": "Not A Slug!", "content": "# x\n"}, api_key),
+    ]
+    for tool, arguments, key in refusals:
+        error = mcp.call_error(tool, api_key=key, **arguments)
+        assert CODED.match(error) and not error.startswith("[SYSTEM_ERROR]"), (tool, arguments, error[:300])
+        assert "FOREIGN" not in error
+    assert full_view(galaxy, api_key, history_id, page_ids) == before
+    assert mcp.call_ok("list_pages", api_key=api_key)["total_count"] == pages_before
+
+
+def test_list_pages_refuses_negative_paging(mcp, api_key):
+    """sqlite reads LIMIT -1 as "no limit" and PostgreSQL refuses it mid-query: both are refused up front."""
+    for arguments in ({"limit": -1}, {"limit": 0}, {"offset": -5}, {"offset": 10**40}):
+        error = mcp.call_error("list_pages", api_key=api_key, **arguments)
+        assert error.startswith("[VALIDATION_ERROR] limit must be >= 1 and offset >= 0"), error
+    error = mcp.call_error("list_pages", search="x" * 50_001, api_key=api_key)  # sqlite's LIKE limit is 50,000
+    assert error.startswith("[VALIDATION_ERROR] search is 50001 characters long"), error
+
+
+@pytest.mark.xfail(strict=True, reason="issue 7: errors.looks_internal reads the path-like argument Galaxy's "
+                   "message echoes ('Wrong id ( file:///etc/passwd )') as a leaked server path and answers "
+                   "[SYSTEM_ERROR] 'retry' instead of [VALIDATION_ERROR]")
+def test_a_path_like_argument_is_a_validation_error_not_a_server_error():
+    if not HOSTILE_TALLY:
+        pytest.skip("needs test_hostile_input")
+    assert not HOSTILE_TALLY["path_echo_system_errors"], HOSTILE_TALLY["path_echo_system_errors"]
