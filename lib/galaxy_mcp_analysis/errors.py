@@ -128,8 +128,48 @@ def looks_internal(text: str) -> bool:
     return bool(_INTERNAL.search(text) or _SQL.search(text))
 
 
+#: An argument value echoed in an error longer than this is shortened (agents pay per token).
+MAX_ECHOED_CHARACTERS = 80
+#: No error message is longer than this, whatever Galaxy put in it.
+MAX_MESSAGE_CHARACTERS = 2000
+
+
+def _string_values(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _string_values(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in _string_values(item)]
+    return []
+
+
+def _echo_free(message: str, arguments: dict[str, Any] | None) -> tuple[str, str]:
+    """``(shown, judged)``: the message with echoed argument values shortened, and with them
+    removed. Galaxy's messages quote the caller's ids ("Wrong id ( file:///etc/passwd )"); what
+    the caller sent is neither a leak of the server's internals nor worth sending back whole."""
+    shown = judged = message
+    values = sorted({text for text in _string_values(arguments or {}) if len(text) >= 3}, key=len, reverse=True)
+    for value in values:
+        if value not in judged:
+            continue
+        judged = judged.replace(value, "<argument>")
+        if len(value) > MAX_ECHOED_CHARACTERS:
+            shown = shown.replace(value, f"{value[:40]}...<{len(value)} characters>")
+    return shown, judged
+
+
+def _agent_message(message: str, arguments: dict[str, Any] | None) -> str | None:
+    """The message as an agent may see it, or None when it would leak internals."""
+    shown, judged = _echo_free(message, arguments)
+    return None if not shown or looks_internal(judged) else shown
+
+
 def format_error(code: ErrorCode, message: str, suggestion: str | None = None) -> str:
-    return f"[{code.value}] {message.strip()}\nSuggestion: {(suggestion or _DEFAULT_SUGGESTION[code]).strip()}"
+    message = message.strip()
+    if len(message) > MAX_MESSAGE_CHARACTERS:
+        message = message[:MAX_MESSAGE_CHARACTERS] + f"... [{len(message) - MAX_MESSAGE_CHARACTERS} more characters]"
+    return f"[{code.value}] {message}\nSuggestion: {(suggestion or _DEFAULT_SUGGESTION[code]).strip()}"
 
 
 def suggestion_for(code: ErrorCode, arguments: dict[str, Any] | None = None) -> str:
@@ -171,9 +211,9 @@ def coded_text(exc: BaseException, operation: str, arguments: dict[str, Any] | N
     chain = exception_chain(exc)
     for cause in chain:
         if isinstance(cause, AnalysisError):
-            return format_error(cause.code, cause.message, cause.suggestion)
+            return format_error(cause.code, _echo_free(cause.message, arguments)[0], cause.suggestion)
         if isinstance(cause, InvalidInput):
-            return format_error(ErrorCode.VALIDATION_ERROR, str(cause))
+            return format_error(ErrorCode.VALIDATION_ERROR, _echo_free(str(cause), arguments)[0])
         if isinstance(cause, pydantic.ValidationError):
             # The agent's arguments, or one of Galaxy's request payloads built from them.
             return format_error(ErrorCode.VALIDATION_ERROR, f"{operation}: {_payload_problems(cause)}")
@@ -185,15 +225,15 @@ def coded_text(exc: BaseException, operation: str, arguments: dict[str, Any] | N
             )
         if _is_galaxy_message(cause):
             code = galaxy_code(cause)
-            message = _strip_wrapper(str(cause), operation)
-            if code is not ErrorCode.SYSTEM_ERROR and message and not looks_internal(message):
+            message = _agent_message(_strip_wrapper(str(cause), operation), arguments)
+            if code is not ErrorCode.SYSTEM_ERROR and message:
                 # Galaxy's MessageException texts are written for API users.
                 return format_error(code, f"{operation}: {message}", suggestion_for(code, arguments))
             return _system_error(cause, operation)
     root = chain[-1]
     if type(root) is ValueError:
-        message = _strip_wrapper(str(root), operation)
-        if message and not looks_internal(message):
+        message = _agent_message(_strip_wrapper(str(root), operation), arguments)
+        if message:
             code = next((code for pattern, code in _VALUE_ERROR_CODES if pattern.search(message)), None)
             code = code or ErrorCode.VALIDATION_ERROR
             return format_error(code, f"{operation}: {message}", suggestion_for(code, arguments))
@@ -231,11 +271,11 @@ def _is_galaxy_message(exc: BaseException) -> bool:
 
 
 @contextmanager
-def coded_errors(operation: str):
+def coded_errors(operation: str, arguments: dict[str, Any] | None = None):
     """Run a tool body so that every failure leaves it as a coded ToolError."""
     try:
         yield
     except ToolError:
         raise
     except Exception as exc:
-        raise to_tool_error(exc, operation) from None
+        raise to_tool_error(exc, operation, arguments) from None

@@ -125,7 +125,7 @@ def _as_mcp_function(spec: ToolSpec, gx_app) -> Callable[..., Any]:
 
     @functools.wraps(spec.function)
     def tool(*, api_key: str, **arguments):
-        with coded_errors(spec.name):
+        with coded_errors(spec.name, arguments):
             return spec.function(operations_for(gx_app, api_key), **arguments)
 
     del tool.__wrapped__  # FastMCP must read the signature below, not the operation's.

@@ -179,6 +179,13 @@ def _build_registry() -> tuple[Patch, ...]:
             check=wiring.check_header_auth,
             apply=wiring.apply_header_auth,
         ),
+        Patch(
+            id="mcp-plain-logging",
+            target="fastmcp.settings.enable_rich_logging",
+            summary="FastMCP's log records go to Galaxy's log handlers, not rich's (quadratic in a message's length).",
+            check=wiring.check_plain_logging,
+            apply=wiring.apply_plain_logging,
+        ),
     )
 
 

@@ -259,3 +259,27 @@ def apply_header_auth(settings: Settings) -> None:
 
     _customize_built_mcp_app()
     _SERVER_CUSTOMIZERS.append(accept_header_keys)
+
+
+def check_plain_logging() -> str | None:
+    import fastmcp
+
+    if not hasattr(fastmcp.settings, "enable_rich_logging"):
+        return "fastmcp.settings.enable_rich_logging is gone"
+    if not logging.getLogger("fastmcp").handlers and not logging.getLogger("fastmcp").propagate:
+        return "fastmcp's logger has neither handlers nor propagation; its records would be lost"
+    return None
+
+
+def apply_plain_logging(settings: Settings) -> None:
+    import fastmcp
+
+    # FastMCP logs a failing tool's exception through rich's handler on the event loop, and
+    # rich highlights the message in time quadratic in its length: one error echoing a 2 MiB
+    # argument stopped the whole server (not even /api/version answered) for over ten minutes.
+    # Its records go to Galaxy's own log handlers instead, like every other library's.
+    fastmcp.settings.enable_rich_logging = False
+    fastmcp_log = logging.getLogger("fastmcp")
+    for handler in list(fastmcp_log.handlers):
+        fastmcp_log.removeHandler(handler)
+    fastmcp_log.propagate = True

@@ -131,3 +131,28 @@ def test_unknown_tool():
 
     text = coded_text(NotFoundError("Unknown tool: 'peek'"), "peek")
     assert text.startswith("[NOT_FOUND] There is no tool named 'peek'") and "tools/list" in text
+
+
+def test_an_echoed_path_like_argument_is_the_callers_text_not_a_leak():
+    # Galaxy quotes the id it was given; the path is the caller's own, so the code stays Galaxy's.
+    wrong = exceptions.MalformedId("Wrong id ( file:///etc/passwd ) specified")
+    text = coded_text(wrong, "get_dataset_details", {"dataset_id": "file:///etc/passwd"})
+    assert text.startswith("[VALIDATION_ERROR] get_dataset_details: Wrong id ( file:///etc/passwd ) specified")
+
+
+def test_a_real_server_path_next_to_an_echoed_argument_is_still_hidden(caplog):
+    leak = exceptions.MalformedId("Wrong id ( abc ) in /srv/galaxy/database/objects/000/1.dat")
+    with caplog.at_level(logging.ERROR):
+        text = coded_text(leak, "get_dataset_details", {"dataset_id": "abc"})
+    assert text.startswith("[SYSTEM_ERROR] ") and "/srv/" not in text
+
+
+def test_huge_echoed_arguments_are_shortened_and_messages_capped():
+    huge = "a" * 2_000_000
+    text = coded_text(exceptions.MalformedId(f"Wrong id ( {huge} ) specified"), "get_dataset_details", {"dataset_id": huge})
+    assert text.startswith("[VALIDATION_ERROR] ") and "...<2000000 characters>" in text
+    assert len(text) < 500
+    ours = coded_text(AnalysisError(ErrorCode.NOT_FOUND, f"No dataset {huge}.", "list"), "x", {"dataset_id": huge})
+    assert len(ours) < 500
+    unechoed = coded_text(AnalysisError(ErrorCode.NOT_FOUND, "b" * 10_000, "list"), "x")
+    assert len(unechoed) < 2_200 and "[8000 more characters]" in unechoed
