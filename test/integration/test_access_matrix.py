@@ -18,17 +18,13 @@ import re
 import urllib.error
 import uuid
 from collections.abc import Callable
-from dataclasses import (
-    dataclass,
-    field,
-)
+from dataclasses import dataclass
 
 import pytest
 
 from conftest import (
     fetch,
     patch_set_tools,
-    STOCK_TOOLS,
 )
 from galaxy_mcp_analysis.testing import (
     error_text,
@@ -40,8 +36,6 @@ CALLERS = ("owner", "other", "bad_key", "no_key")
 BAD_KEY = "0" * 32
 CODED = re.compile(r"^\[(VALIDATION_ERROR|NOT_FOUND|AUTHENTICATION_ERROR|AUTHORIZATION_ERROR|NOT_READY|CONFLICT|"
                    r"SYSTEM_ERROR)\] .+\nSuggestion: \S", re.S)
-#: Galaxy's stock tools report errors as FastMCP's "Error calling tool" text until issue 7 codes them.
-STOCK_UNCODED = re.compile(r"^Error calling tool '\w+': ")
 #: Refusals a caller may get for someone else's item (a private item may also be reported as absent).
 REFUSED = ("AUTHORIZATION_ERROR", "NOT_FOUND")
 INTERNALS = ("Traceback", 'File "/', "site-packages", ".py\"", "/galaxy/", "sqlalchemy", "SELECT ")
@@ -70,7 +64,6 @@ class World:
     other: str
     items: dict[str, Items]
     scratch: dict[str, str]  # caller key -> a history of the caller's own
-    uncoded: list[str] = field(default_factory=list)
 
     def key(self, caller: str) -> str | None:
         return {"owner": self.owner, "other": self.other, "bad_key": BAD_KEY, "no_key": None}[caller]
@@ -135,10 +128,7 @@ def world(galaxy, mcp, api_key, other_user_key, file_server):
     for path in (f"/api/datasets/{published.dataset_id}", f"/api/pages/{published.page_id}",
                  f"/api/histories/{published.history_id}", f"/api/jobs/{published.job_id}"):
         assert built.rest_allows(path, "other"), path
-    yield built
-    if built.uncoded:
-        print(f"\n{len(built.uncoded)} refusals of stock tools were not coded (issue 7):", *built.uncoded[:5],
-              sep="\n  ")
+    return built
 
 
 # ---- the table: how to call each tool on a set of items, and what Galaxy allows ----
@@ -261,15 +251,8 @@ def owner_view(world: World, items: Items) -> tuple:
 
 def expect_refused(world: World, row: Row, result, text: str, codes: tuple[str, ...], context) -> None:
     assert result.is_error, (context, result.structured_content)
-    if CODED.match(text):
-        assert text[1:].split("]")[0] in codes, (context, text)
-    elif row.tool in STOCK_TOOLS and STOCK_UNCODED.match(text):
-        world.uncoded.append(f"{context}: {text[:120]}")
-    elif "validation error for call[" in text and "api_key" in text:
-        # An omitted api_key is refused by FastMCP's schema check before any code runs (see test_hostile_input).
-        assert "missing" in text.lower(), (context, text)
-    else:
-        raise AssertionError(f"{context}: uncoded refusal {text[:300]!r}")
+    assert CODED.match(text), f"{context}: uncoded refusal {text[:300]!r}"
+    assert text[1:].split("]")[0] in codes, (context, text)
 
 
 @pytest.mark.parametrize("caller", CALLERS)
