@@ -435,9 +435,8 @@ def test_schema_errors_are_coded():
     assert not HOSTILE_TALLY["stock_uncoded"], HOSTILE_TALLY["stock_uncoded"][:5]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 7: Galaxy's messages echo the argument whole (a 2 MiB id gives a 2 MiB "
-                   "error an agent pays for); errors.format_error could shorten echoed values")
 def test_errors_do_not_echo_huge_arguments():
+    """A 2 MiB argument must not come back as a 2 MiB error text (issue 7 shortens echoed arguments)."""
     if not HOSTILE_TALLY:
         pytest.skip("needs test_hostile_input")
     assert not HOSTILE_TALLY["long_errors"], HOSTILE_TALLY["long_errors"]
@@ -463,10 +462,9 @@ def test_deeply_nested_collections_are_created_or_refused_cleanly(galaxy, mcp, a
     assert rest(galaxy.galaxy_url, f"/api/histories/{ids.history}/contents", api_key)  # still lists
 
 
-@pytest.mark.xfail(strict=True, reason="FastMCP logs a stock tool's exception with its rich handler on the event loop; "
-                   "rich highlights the message in quadratic time, so a long id stalls all of Galaxy (doc/reliability.md)")
 def test_a_long_error_of_a_stock_tool_does_not_stall_galaxy(galaxy, mcp, api_key):
-    """A stock tool echoing a 30 KB id in its error must not stop Galaxy answering other requests."""
+    """A stock tool echoing a 30 KB id in its error must not stop Galaxy answering other requests (FastMCP's rich
+    log handler highlighted the message on the event loop in quadratic time; fixed by mcp-plain-logging)."""
     import threading
 
     stalled_call = threading.Thread(
@@ -623,10 +621,8 @@ def test_list_pages_refuses_negative_paging(mcp, api_key):
     assert error.startswith("[VALIDATION_ERROR] search is 50001 characters long"), error
 
 
-@pytest.mark.xfail(strict=True, reason="issue 7: errors.looks_internal reads the path-like argument Galaxy's "
-                   "message echoes ('Wrong id ( file:///etc/passwd )') as a leaked server path and answers "
-                   "[SYSTEM_ERROR] 'retry' instead of [VALIDATION_ERROR]")
 def test_a_path_like_argument_is_a_validation_error_not_a_server_error():
+    """An echoed 'file:///etc/passwd' id is the caller's mistake, not a leaked server path (issue 7)."""
     if not HOSTILE_TALLY:
         pytest.skip("needs test_hostile_input")
     assert not HOSTILE_TALLY["path_echo_system_errors"], HOSTILE_TALLY["path_echo_system_errors"]
