@@ -170,10 +170,10 @@ def file_server(tmp_path_factory):
 
 def pytest_sessionfinish(session, exitstatus):
     """No tool error text of the whole run may show a traceback, a server path or SQL (issue 7)."""
-    from galaxy_mcp_analysis.errors import looks_internal
+    from galaxy_mcp_analysis.errors import leaks_internals
     from galaxy_mcp_analysis.testing import ERROR_TEXTS
 
-    leaks = [(tool, text) for tool, text in ERROR_TEXTS if looks_internal(text)]
+    leaks = [(tool, text) for tool, text, arguments in ERROR_TEXTS if leaks_internals(text, arguments)]
     if leaks:
         report = "\n".join(f"  {tool}: {text!r}" for tool, text in leaks[:20])
         session.config.get_terminal_writer().line(f"\nMCP error texts leaking internals:\n{report}", red=True)

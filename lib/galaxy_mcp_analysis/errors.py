@@ -159,6 +159,11 @@ def _echo_free(message: str, arguments: dict[str, Any] | None) -> tuple[str, str
     return shown, judged
 
 
+def leaks_internals(message: str, arguments: dict[str, Any] | None = None) -> bool:
+    """Whether a message shows internals beyond what the caller itself sent in ``arguments``."""
+    return looks_internal(_echo_free(message, arguments)[1])
+
+
 def _agent_message(message: str, arguments: dict[str, Any] | None) -> str | None:
     """The message as an agent may see it, or None when it would leak internals."""
     shown, judged = _echo_free(message, arguments)

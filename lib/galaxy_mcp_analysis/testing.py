@@ -247,7 +247,7 @@ class McpClient:
         """One tools/call; past ``timeout`` seconds it raises TimeoutError (a hung call fails its test)."""
         result = self._run(self._session.call_tool(tool, arguments or {}), timeout)
         if result.is_error:
-            ERROR_TEXTS.append((tool, error_text(result)))
+            ERROR_TEXTS.append((tool, error_text(result), dict(arguments or {})))
         return result
 
     def call_ok(self, tool: str, /, **arguments) -> dict[str, Any]:
@@ -279,9 +279,10 @@ class McpClient:
         self.close()
 
 
-#: Every tool error text any McpClient of this process received, as (tool, text): the suite
-#: checks that none shows a traceback, a server path or SQL (test/conftest.py).
-ERROR_TEXTS: list[tuple[str, str]] = []
+#: Every tool error text any McpClient of this process received, as (tool, text, arguments): the
+#: suite checks that none shows a traceback, a server path or SQL beyond what the call itself
+#: sent (a path-like argument echoed back is the caller's own text; test/conftest.py).
+ERROR_TEXTS: list[tuple[str, str, dict]] = []
 
 
 def error_text(result) -> str:

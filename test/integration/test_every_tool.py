@@ -9,7 +9,10 @@ from conftest import (
     STOCK_TOOLS,
 )
 from galaxy_mcp_analysis import tools_reference
-from galaxy_mcp_analysis.errors import looks_internal
+from galaxy_mcp_analysis.errors import (
+    leaks_internals,
+    looks_internal,
+)
 from galaxy_mcp_analysis.mcp_tools import TOOL_SPECS
 from galaxy_mcp_analysis.testing import (
     ERROR_TEXTS,
@@ -162,5 +165,5 @@ def test_no_key_anywhere_names_both_ways(mcp):
 def test_no_error_text_of_this_module_leaks_internals():
     # Runs last in this module; test/conftest.py checks the whole suite the same way at the end.
     assert ERROR_TEXTS, "the tests above provoke errors"
-    assert [text for _, text in ERROR_TEXTS if looks_internal(text)] == []
-    assert all(CODED.match(text) for _, text in ERROR_TEXTS)
+    assert [text for _, text, arguments in ERROR_TEXTS if leaks_internals(text, arguments)] == []
+    assert all(CODED.match(text) for _, text, _ in ERROR_TEXTS)

@@ -8,6 +8,7 @@ from galaxy_mcp_analysis.errors import (
     AnalysisError,
     coded_text,
     ErrorCode,
+    leaks_internals,
     looks_internal,
     to_tool_error,
 )
@@ -156,3 +157,10 @@ def test_huge_echoed_arguments_are_shortened_and_messages_capped():
     assert len(ours) < 500
     unechoed = coded_text(AnalysisError(ErrorCode.NOT_FOUND, "b" * 10_000, "list"), "x")
     assert len(unechoed) < 2_200 and "[8000 more characters]" in unechoed
+
+
+def test_leaks_are_judged_beyond_what_the_caller_sent():
+    text = "[VALIDATION_ERROR] history_id 'file:///etc/passwd' is not a valid encoded id."
+    assert leaks_internals(text, {"history_id": "file:///etc/passwd"}) is False
+    assert leaks_internals(text) is True
+    assert leaks_internals(text + " see /var/galaxy/x", {"history_id": "file:///etc/passwd"}) is True
