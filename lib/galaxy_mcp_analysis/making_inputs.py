@@ -49,6 +49,7 @@ from galaxy_mcp_analysis.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.storable import check_storable
 
 #: file_type values Galaxy's fetch accepts without a registered datatype of that name.
 DETECTED_FILE_TYPES = ("auto",)
@@ -82,14 +83,6 @@ class MakingInputs:
                 f"content is {size} bytes; the server accepts at most {cap} bytes of pasted text.",
                 "Split it into several datasets, or publish the file at a URL and use upload_file_from_url.",
             )
-        for field, value in (("name", name), ("dbkey", dbkey), ("file_type", file_type)):
-            if value is not None and "\x00" in value:
-                # PostgreSQL refuses NUL in text columns mid-flush (a server error); sqlite stores it.
-                raise AnalysisError(
-                    ErrorCode.VALIDATION_ERROR,
-                    f"{field} contains a NUL character (\\x00), which Galaxy cannot store.",
-                    f"Remove the NUL characters from {field}; content itself may hold any bytes.",
-                )
         element = PastedDataElement(src="pasted", paste_content=content, ext=file_type, dbkey=dbkey, name=name)
         result = self._fetch_into_history(history_id, element)
         (output,) = result["outputs"]
@@ -118,6 +111,8 @@ class MakingInputs:
 
     def _fetch_into_history(self, history_id: str, element: PastedDataElement | UrlDataElement) -> dict[str, Any]:
         """Galaxy's data fetch of one element into a history the caller may write."""
+        # Pasted content itself may hold any bytes; these land in text columns.
+        check_storable(name=element.name, dbkey=element.dbkey, file_type=element.ext)
         self._check_file_type(element.ext)
         self._writable_history(history_id)
         payload = FetchDataPayload(
@@ -184,6 +179,7 @@ class MakingInputs:
     ) -> dict[str, Any]:
         """A new history collection, created only once the whole request is known to succeed."""
         references = check_element_identifiers(collection_type, element_identifiers)
+        check_storable(name=name)
         self._writable_history(history_id)
         self._check_element_references(references, hide_source_items, "Elements of the new collection")
         payload = CreateNewCollectionPayload(

@@ -30,6 +30,7 @@ from galaxy_mcp_analysis.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.storable import check_storable
 
 #: What agent-made revisions are recorded as (Galaxy shows it as the revision's source).
 AGENT_EDIT_SOURCE = "agent"
@@ -42,29 +43,6 @@ PAGE_FIELDS = (
     "latest_revision_id", "revision_ids", "edit_source", "content_format", "annotation",
     "create_time", "update_time",
 )  # fmt: skip
-
-
-#: Longest slug accepted: Galaxy indexes slugs, and PostgreSQL refuses index rows over 8191 bytes.
-MAX_SLUG_LENGTH = 255
-
-
-def _check_storable(**fields: str | None) -> None:
-    """Refuse text the database cannot store, before Galaxy starts writing (PostgreSQL refuses NUL
-    characters and over-long indexed values mid-flush; sqlite stores them)."""
-    for name, value in fields.items():
-        if value is not None and "\x00" in value:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"{name} contains a NUL character (\\x00), which Galaxy cannot store.",
-                f"Remove the NUL characters from {name} and call again.",
-            )
-    slug = fields.get("slug")
-    if slug is not None and len(slug) > MAX_SLUG_LENGTH:
-        raise AnalysisError(
-            ErrorCode.VALIDATION_ERROR,
-            f"slug is {len(slug)} characters long; at most {MAX_SLUG_LENGTH} are allowed.",
-            "Use a short slug of lowercase letters, digits and '-', e.g. slug='amr-report'.",
-        )
 
 
 class NotebookPages:
@@ -134,7 +112,7 @@ class NotebookPages:
                 "(a standalone report).",
                 "Pass history_id from list_histories, or title='My report' and slug='my-report'.",
             )
-        _check_storable(title=title, content=content, slug=slug, annotation=annotation)
+        check_storable(title=title, content=content, slug=slug, annotation=annotation)
         self._check_content(content or "")
         payload = CreatePagePayload(
             history_id=history_id,  # Galaxy's payload field decodes it
@@ -154,7 +132,7 @@ class NotebookPages:
                 "Nothing to update: pass content (a new revision) and/or title.",
                 "Read the page with get_page(page_id), edit content_editor, and pass it as content.",
             )
-        _check_storable(title=title, content=content)
+        check_storable(title=title, content=content)
         if content is not None:
             self._check_content(content)
         payload = UpdatePagePayload(

@@ -40,7 +40,8 @@ SHARED_PAGE_UPDATES = 10
 FIXED_CALLS = PASTES_PER_CLIENT + OWN_PAGE_UPDATES + SHARED_PAGE_UPDATES + 4 + PASTES_PER_CLIENT
 READS = CALLS_PER_CLIENT - FIXED_CALLS
 SEED_CONTENT = "gene\tcount\nmecA\t3\nblaZ\t1\n"
-SERVER_ERROR = re.compile(r"\[SYSTEM_ERROR\]|\b500\b|Internal Server Error|Traceback|database is locked", re.I)
+# An HTTP 500 in an access line ('"POST /api/mcp HTTP/1.1" 500'), not any "500" (log timestamps have ",500").
+SERVER_ERROR = re.compile(r'\[SYSTEM_ERROR\]|HTTP/1\.[01]" 500\b|Internal Server Error|Traceback|database is locked', re.I)
 
 
 class Recorder:

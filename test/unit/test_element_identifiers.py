@@ -312,3 +312,12 @@ def test_nesting_is_valid_only_at_the_depth_of_the_type(type_depth, element_dept
     else:
         with pytest.raises(InvalidElements):
             check_element_identifiers(collection_type, [element])
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "n" * 256])
+def test_names_galaxy_cannot_store_are_refused(name):
+    element = {"name": name, "src": "hda", "id": "f2db41e1fa331b3e"}
+    with pytest.raises(InvalidInput) as refused:
+        check_element_identifiers("list", [element])
+    assert "element_identifiers[0]" in str(refused.value)
+    check_element_identifiers("list", [{**element, "name": "n" * 255}])

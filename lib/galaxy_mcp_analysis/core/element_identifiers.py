@@ -27,6 +27,9 @@ DATASET_SOURCES = ("hda", "ldda")
 COLLECTION_SOURCES = ("new_collection", "hdca")
 #: Galaxy's column for a collection's type is Unicode(255) (galaxy.model.DatasetCollection).
 MAX_COLLECTION_TYPE_LENGTH = 255
+#: Galaxy's column for an element identifier is Unicode(255) (galaxy.model.DatasetCollectionElement);
+#: PostgreSQL refuses longer values (and NUL characters) mid-creation, sqlite stores them.
+MAX_ELEMENT_NAME_LENGTH = 255
 ELEMENT_KEYS = frozenset({"name", "src", "id", "collection_type", "element_identifiers", "tags"})
 #: Levels of nesting create_collection builds. Measured on sqlite: a 60-level list is created, then every
 #: listing of its history fails ("at most 64 tables in a join", HTTP 500); 32 levels still list.
@@ -127,6 +130,12 @@ class _Check:
     def name(self, element: dict, path: str) -> str | None:
         name = element.get("name")
         if isinstance(name, str) and name:
+            if "\x00" in name:
+                self.problem(path, "the name contains a NUL character (\\x00), which Galaxy cannot store.")
+            elif len(name) > MAX_ELEMENT_NAME_LENGTH:
+                self.problem(
+                    path, f"the name is {len(name)} characters long; Galaxy stores at most {MAX_ELEMENT_NAME_LENGTH}."
+                )
             return name
         self.problem(path, f"needs a non-empty string 'name' (the element identifier), got {name!r}.")
         return None
