@@ -38,4 +38,4 @@ bench: $(INSTALLED)
 # doc/tools.md from the live tools/list of a Galaxy with the patch set (test_every_tool.py fails when stale).
 .PHONY: tools-doc
 tools-doc: $(INSTALLED)
-	$(VENV)/bin/python -m galaxy_mcp_analysis.tools_reference --output doc/tools.md
+	$(VENV)/bin/python -m galaxy_mcp_analysis.testing.tools_reference --output doc/tools.md

@@ -37,7 +37,7 @@ def patch_set_tools() -> set[str]:
     from galaxy.agents.operations import AgentOperationsManager
 
     from galaxy_mcp_analysis import tools
-    from galaxy_mcp_analysis.mcp_tools import TOOL_SPECS
+    from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
     from galaxy_mcp_analysis.operations import AnalysisOperationsManager
 
     overridden = {
@@ -73,7 +73,7 @@ def postgres():
     if TEST_DATABASE != "postgresql":
         yield None
         return
-    from galaxy_mcp_analysis.testing_postgres import PostgresCluster
+    from galaxy_mcp_analysis.testing.postgres import PostgresCluster
 
     with PostgresCluster() as cluster:
         yield cluster
@@ -170,7 +170,7 @@ def file_server(tmp_path_factory):
 
 def pytest_sessionfinish(session, exitstatus):
     """No tool error text of the whole run may show a traceback, a server path or SQL (issue 7)."""
-    from galaxy_mcp_analysis.errors import leaks_internals
+    from galaxy_mcp_analysis.mcp.errors import leaks_internals
     from galaxy_mcp_analysis.testing import ERROR_TEXTS
 
     leaks = [(tool, text) for tool, text, arguments in ERROR_TEXTS if leaks_internals(text, arguments)]

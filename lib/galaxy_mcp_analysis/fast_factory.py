@@ -5,7 +5,7 @@
 Using Galaxy's ``galaxy.webapps.galaxy.fast_factory:factory`` instead is the off switch.
 """
 
-from galaxy_mcp_analysis.registry import activate
+from galaxy_mcp_analysis.activation import activate
 
 
 def factory():

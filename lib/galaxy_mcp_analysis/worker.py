@@ -14,7 +14,7 @@ and before it forks workers, so activating at import covers both.
 
 from galaxy.webapps.galaxy.workers import Worker as GalaxyWorker
 
-from galaxy_mcp_analysis.registry import activate
+from galaxy_mcp_analysis.activation import activate
 
 activate()
 

@@ -8,12 +8,12 @@ from conftest import (
     fetch,
     STOCK_TOOLS,
 )
-from galaxy_mcp_analysis import tools_reference
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.testing import tools_reference
+from galaxy_mcp_analysis.mcp.errors import (
     leaks_internals,
     looks_internal,
 )
-from galaxy_mcp_analysis.mcp_tools import TOOL_SPECS
+from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
 from galaxy_mcp_analysis.testing import (
     ERROR_TEXTS,
     McpClient,

@@ -11,8 +11,8 @@ from conftest import (
     fetch,
     STOCK_TOOLS,
 )
-from galaxy_mcp_analysis.mcp_tools import TOOL_SPECS
-from galaxy_mcp_analysis.registry import PATCHES
+from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
+from galaxy_mcp_analysis.activation.registry import PATCHES
 from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
     McpClient,
@@ -155,7 +155,7 @@ def test_unwritable_data_dir_is_a_one_line_error(tmp_path):
 def test_galaxy_outside_the_verified_series_refuses_to_start(tmp_path):
     # Only the version lookup is replaced; the refusal path is the real one.
     script = (
-        "import galaxy_mcp_analysis.registry as r\n"
+        "import galaxy_mcp_analysis.activation.registry as r\n"
         "r.galaxy_version = lambda: '25.0.1'\n"
         "from galaxy_mcp_analysis.fast_factory import factory\n"
         "factory()\n"

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 import psutil
 import pytest
 
-from galaxy_mcp_analysis import galaxy_config
-from galaxy_mcp_analysis.registry import PATCHES
+from galaxy_mcp_analysis.serve import galaxy_config
+from galaxy_mcp_analysis.activation.registry import PATCHES
 from galaxy_mcp_analysis.testing import (
     create_user,
     free_port,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fetch
-from galaxy_mcp_analysis.jobs import MAX_SLEEPING_WAITS
+from galaxy_mcp_analysis.operations.jobs import MAX_SLEEPING_WAITS
 from galaxy_mcp_analysis.testing import rest
 
 MARKER = re.compile(r"\n\[\.\.\. (\d+) bytes dropped from the middle of this log \.\.\.\]\n")
@@ -205,7 +205,7 @@ def test_an_unknown_job_is_not_found(galaxy, mcp, api_key):
 @pytest.fixture(scope="module")
 def admin_key(galaxy):
     """The key of a real account listed in admin_users (the bootstrap key cannot call tools)."""
-    from galaxy_mcp_analysis.galaxy_config import ADMIN_EMAIL
+    from galaxy_mcp_analysis.serve.galaxy_config import ADMIN_EMAIL
 
     admin = galaxy.admin_api_key
     [user] = rest(galaxy.galaxy_url, f"/api/users?f_email={ADMIN_EMAIL}", admin) or [

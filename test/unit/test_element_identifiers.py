@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.element_identifiers import (
     check_element_identifiers,
     collection_ranks,

@@ -4,7 +4,7 @@ import pytest
 from galaxy import exceptions
 
 from galaxy_mcp_analysis.core.byte_range import RangeError
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.mcp.errors import (
     AnalysisError,
     coded_text,
     ErrorCode,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.job_logs import (
     declared_output,
     excerpt,
@@ -239,7 +239,7 @@ def test_timeouts_are_capped_and_checked():
 
 
 def test_the_wait_cap_is_an_admin_setting():
-    from galaxy_mcp_analysis.settings import Settings
+    from galaxy_mcp_analysis.core.settings import Settings
 
     assert Settings().max_wait_seconds == 120
     assert Settings.from_environ({"GALAXY_MCP_ANALYSIS_MAX_WAIT_SECONDS": "30"}).max_wait_seconds == 30

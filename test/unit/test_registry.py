@@ -3,15 +3,15 @@ from pathlib import Path
 
 import pytest
 
-from galaxy_mcp_analysis import registry
-from galaxy_mcp_analysis.registry import (
+from galaxy_mcp_analysis.activation import registry
+from galaxy_mcp_analysis.activation.patches import PATCHES
+from galaxy_mcp_analysis.activation.registry import (
     activate,
     Patch,
-    PATCHES,
     PatchSetRefused,
     release_problem,
 )
-from galaxy_mcp_analysis.settings import Settings
+from galaxy_mcp_analysis.core.settings import Settings
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 import pytest
 
-from galaxy_mcp_analysis.settings import (
+from galaxy_mcp_analysis.core.settings import (
     MIB,
     Settings,
     SettingsError,

@@ -2,11 +2,11 @@
 
 import pytest
 
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.mcp.errors import (
     AnalysisError,
     ErrorCode,
 )
-from galaxy_mcp_analysis.storable import (
+from galaxy_mcp_analysis.core.storable import (
     check_storable,
     MAX_ANNOTATION_BYTES,
     MAX_SLUG_LENGTH,

@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Optional
 
-from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.errors import InvalidInput
 
 _LOOKBEHIND = 3  # a character is at most 4 bytes, so its start is at most 3 bytes back
 _LOOKAHEAD = 4  # 3 to complete a character that straddles the window end, 1 to detect EOF

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.errors import InvalidInput
 
 #: Collection ranks create_collection builds; ``record`` and ``sample_sheet`` need
 #: field and column definitions that only Galaxy's REST API takes.

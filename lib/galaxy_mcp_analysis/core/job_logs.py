@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.errors import InvalidInput
 
 #: Smallest useful ``max_bytes`` for a log: room for the marker line and some of each end.
 MIN_LOG_BYTES = 256

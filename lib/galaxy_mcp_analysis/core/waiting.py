@@ -11,7 +11,7 @@ connection, no transaction and no stale objects.
 import time
 from collections.abc import Callable
 
-from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.errors import InvalidInput
 
 FIRST_INTERVAL_SECONDS = 0.25
 #: Polls stay at the first interval this long: most jobs an agent waits on (uploads, small

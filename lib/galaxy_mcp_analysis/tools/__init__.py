@@ -1,6 +1,6 @@
 """The MCP tools the patch set adds, one module per capability: declarations only.
 
-Each module declares its tools with ``mcp_tools.analysis_tool`` and may replace
+Each module declares its tools with ``mcp.declaration.analysis_tool`` and may replace
 misleading descriptions of Galaxy's stock tools in a ``STOCK_DESCRIPTIONS`` dict.
 Descriptions are product surface: what the tool does, what it returns, limits,
 one example, errors, and the next tools to call. Agents pay for every token.
@@ -21,7 +21,7 @@ CAPABILITIES = (reading, pages, making_inputs, jobs)
 #: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).
 STOCK_ANNOTATIONS = stock.STOCK_ANNOTATIONS
 
-#: Descriptions replacing Galaxy's stock ones, applied by mcp_surface.ToolSurface: the
+#: Descriptions replacing Galaxy's stock ones, applied by mcp.surface.ToolSurface: the
 #: tools a capability changes describe themselves there; the rest are in tools/stock.py.
 STOCK_DESCRIPTIONS = {
     name: inspect.cleandoc(text)

@@ -1,4 +1,4 @@
-"""MCP declarations for debugging jobs (operations in galaxy_mcp_analysis.jobs)."""
+"""MCP declarations for debugging jobs (operations in galaxy_mcp_analysis.operations.jobs)."""
 
 from typing import (
     Annotated,
@@ -7,8 +7,8 @@ from typing import (
 
 from pydantic import Field
 
-from galaxy_mcp_analysis.mcp_tools import analysis_tool
-from galaxy_mcp_analysis.tools.params import (
+from galaxy_mcp_analysis.mcp.declaration import analysis_tool
+from galaxy_mcp_analysis.mcp.params import (
     DatasetId,
     HistoryId,
     JobId,

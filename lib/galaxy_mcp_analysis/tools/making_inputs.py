@@ -1,4 +1,4 @@
-"""MCP declarations for making inputs (operations in galaxy_mcp_analysis.making_inputs)."""
+"""MCP declarations for making inputs (operations in galaxy_mcp_analysis.operations.making_inputs)."""
 
 from typing import (
     Annotated,
@@ -7,8 +7,8 @@ from typing import (
 
 from pydantic import Field
 
-from galaxy_mcp_analysis.mcp_tools import analysis_tool
-from galaxy_mcp_analysis.tools.params import HistoryId
+from galaxy_mcp_analysis.mcp.declaration import analysis_tool
+from galaxy_mcp_analysis.mcp.params import HistoryId
 
 
 @analysis_tool(title="Create dataset from text", read_only=False)

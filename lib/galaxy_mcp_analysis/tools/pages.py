@@ -1,4 +1,4 @@
-"""MCP declarations for notebook pages (operations in galaxy_mcp_analysis.pages)."""
+"""MCP declarations for notebook pages (operations in galaxy_mcp_analysis.operations.pages)."""
 
 from typing import (
     Annotated,
@@ -7,8 +7,8 @@ from typing import (
 
 from pydantic import Field
 
-from galaxy_mcp_analysis.mcp_tools import analysis_tool
-from galaxy_mcp_analysis.tools.params import HistoryId
+from galaxy_mcp_analysis.mcp.declaration import analysis_tool
+from galaxy_mcp_analysis.mcp.params import HistoryId
 
 PageId = Annotated[str, Field(description="Encoded page id, e.g. from list_pages or create_page.")]
 RevisionId = Annotated[str, Field(description="Encoded revision id, from list_page_revisions.")]

@@ -1,4 +1,4 @@
-"""MCP declarations for reading outputs (operations in galaxy_mcp_analysis.reading)."""
+"""MCP declarations for reading outputs (operations in galaxy_mcp_analysis.operations.reading)."""
 
 from typing import (
     Annotated,
@@ -7,8 +7,8 @@ from typing import (
 
 from pydantic import Field
 
-from galaxy_mcp_analysis.mcp_tools import analysis_tool
-from galaxy_mcp_analysis.tools.params import DatasetId
+from galaxy_mcp_analysis.mcp.declaration import analysis_tool
+from galaxy_mcp_analysis.mcp.params import DatasetId
 
 
 @analysis_tool(title="Read dataset content", read_only=True, idempotent=True)

@@ -2,9 +2,9 @@
 
 Galaxy 26.1 registers its tools without MCP annotations, and FastMCP keeps only the
 first paragraphs of their docstrings (returns, errors and next steps are dropped).
-Both are applied on the live server by mcp_surface.ToolSurface; doc/tools.md
+Both are applied on the live server by mcp.surface.ToolSurface; doc/tools.md
 (generated, `make tools-doc`) shows the result. Our own tools declare their
-annotations next to their code (mcp_tools.analysis_tool).
+annotations next to their code (mcp.declaration.analysis_tool).
 
 Annotations are decided per tool: reading is read-only and idempotent; tools that
 create things (histories, jobs, uploads, imports) are not idempotent; deactivating a

@@ -4,7 +4,8 @@ A patch names the Galaxy object it touches and carries a self-check that the
 object still has the shape the patch relies on. Activation checks the Galaxy
 release and every patch *before* Galaxy builds its app, so an incompatible Galaxy
 refuses to start with a message naming the patch instead of half-working.
-PATCHES.md documents each entry; ``test_registry_matches_patches_md`` keeps them in step.
+The patches themselves are in ``activation.patches`` (PATCHES.md documents each entry;
+``test_patches_md_has_one_row_per_registered_patch`` keeps them in step).
 """
 
 import logging
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from galaxy_mcp_analysis import __version__
-from galaxy_mcp_analysis.settings import (
+from galaxy_mcp_analysis.core.settings import (
     ENV_PREFIX,
     Settings,
 )
@@ -78,13 +79,15 @@ def release_problem(version: str) -> str | None:
     return None
 
 
-def activate(settings: Settings | None = None, patches: tuple[Patch, ...] | None = None) -> Activation:
-    """Check and apply every patch once per process; later calls return the first result."""
+def activate(settings: Settings, patches: tuple[Patch, ...]) -> Activation:
+    """Check and apply ``patches`` once per process; later calls return the first result.
+
+    The registry receives what it applies (``galaxy_mcp_analysis.activation.patches.PATCHES``
+    through ``galaxy_mcp_analysis.activation.activate``) and imports nothing above it.
+    """
     global _activation
     if _activation is not None:
         return _activation
-    settings = settings or Settings.from_environ()
-    patches = PATCHES if patches is None else patches
     version = galaxy_version()
     problems = []
     if problem := release_problem(version):
@@ -124,69 +127,3 @@ def _announce(line: str) -> None:
         log.info(line)
     else:
         print(line, file=sys.stderr, flush=True)
-
-
-def _build_registry() -> tuple[Patch, ...]:
-    from galaxy_mcp_analysis import wiring
-
-    return (
-        Patch(
-            id="operations-manager",
-            target="galaxy.webapps.galaxy.api.mcp.AgentOperationsManager",
-            summary="Every Galaxy MCP tool builds AnalysisOperationsManager, the subclass with the new operations.",
-            check=wiring.check_operations_manager,
-            apply=wiring.apply_operations_manager,
-        ),
-        Patch(
-            id="mcp-tools",
-            target="galaxy.webapps.galaxy.fast_app.get_mcp_app",
-            summary="After Galaxy builds its FastMCP server, register the patch set's tools on it.",
-            check=wiring.check_mcp_tools,
-            apply=wiring.apply_mcp_tools,
-        ),
-        Patch(
-            id="mcp-request-session",
-            target="galaxy.model.base.REQUEST_ID",
-            summary="Each MCP tool call (Galaxy's and ours) gets its own database session, closed after the call.",
-            check=wiring.check_request_session,
-            apply=wiring.apply_request_session,
-        ),
-        Patch(
-            id="mcp-json-responses",
-            target="fastmcp.settings.json_response",
-            summary="/api/mcp answers tool calls with plain JSON bodies instead of one-event SSE streams.",
-            check=wiring.check_json_responses,
-            apply=wiring.apply_json_responses,
-        ),
-        Patch(
-            id="page-validator",
-            target="galaxy.managers.markdown_util.validate_galaxy_markdown",
-            summary="Page markdown Galaxy rejects is explained (line, directive, argument, rule, corrected line).",
-            check=wiring.check_page_validator,
-            apply=wiring.apply_page_validator,
-        ),
-        Patch(
-            id="mcp-coded-errors",
-            target="galaxy.webapps.galaxy.api.mcp._mcp_error_handler",
-            summary="Every tool error (Galaxy's 37 tools and ours) starts with a stable [CODE] and ends with a Suggestion.",
-            check=wiring.check_coded_errors,
-            apply=wiring.apply_coded_errors,
-        ),
-        Patch(
-            id="mcp-header-auth",
-            target="fastmcp.server.dependencies.get_http_request",
-            summary="The API key may come from the x-api-key or Authorization: Bearer header instead of the api_key argument.",
-            check=wiring.check_header_auth,
-            apply=wiring.apply_header_auth,
-        ),
-        Patch(
-            id="mcp-plain-logging",
-            target="fastmcp.settings.enable_rich_logging",
-            summary="FastMCP's log records go to Galaxy's log handlers, not rich's (quadratic in a message's length).",
-            check=wiring.check_plain_logging,
-            apply=wiring.apply_plain_logging,
-        ),
-    )
-
-
-PATCHES: tuple[Patch, ...] = _build_registry()

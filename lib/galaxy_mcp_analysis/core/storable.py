@@ -6,7 +6,7 @@ check for every write of the patch set (pages, pasted datasets, collections) say
 argument to fix instead.
 """
 
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )

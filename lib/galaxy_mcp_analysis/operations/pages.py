@@ -26,11 +26,11 @@ from galaxy_mcp_analysis.core.page_directives import (
     PageContentError,
     referenced_ids,
 )
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
-from galaxy_mcp_analysis.storable import check_storable
+from galaxy_mcp_analysis.core.storable import check_storable
 
 #: What agent-made revisions are recorded as (Galaxy shows it as the revision's source).
 AGENT_EDIT_SOURCE = "agent"

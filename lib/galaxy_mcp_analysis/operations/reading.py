@@ -26,7 +26,7 @@ from galaxy_mcp_analysis.core.content_kind import (
     ContentKind,
     HEAD_BYTES,
 )
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )

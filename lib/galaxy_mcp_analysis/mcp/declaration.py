@@ -10,7 +10,7 @@ caller's operations manager::
 
 ``register_analysis_tools`` replaces ``ops`` with the ``api_key`` parameter every
 Galaxy MCP tool takes, resolves the key to that user's AnalysisOperationsManager,
-and runs the body under the one error mapping (errors.coded_errors).
+and runs the body under the one error mapping (mcp.errors.coded_errors).
 """
 
 import functools
@@ -25,13 +25,13 @@ from typing import (
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
-    coded_errors,
     ErrorCode,
 )
-from galaxy_mcp_analysis.mcp_surface import API_KEY_DESCRIPTION
-
+from galaxy_mcp_analysis.mcp.api_key import API_KEY_DESCRIPTION
+from galaxy_mcp_analysis.mcp.errors import coded_errors
+from galaxy_mcp_analysis.mcp.surface import ToolSurface
 
 
 @dataclass(frozen=True)
@@ -134,20 +134,21 @@ def _as_mcp_function(spec: ToolSpec, gx_app) -> Callable[..., Any]:
     return tool
 
 
-def register_analysis_tools(mcp, gx_app) -> list[str]:
-    """Add every declared tool to Galaxy's FastMCP instance (the one serving /api/mcp).
+def register_analysis_tools(
+    mcp,
+    gx_app,
+    specs: list[ToolSpec],
+    stock_annotations: dict[str, ToolAnnotations],
+    stock_descriptions: dict[str, str],
+) -> list[str]:
+    """Add the declared tools (``specs``) to Galaxy's FastMCP instance (the one serving /api/mcp).
 
-    Galaxy's stock tools get their annotations (the one table, tools.STOCK_ANNOTATIONS)
-    and corrected descriptions through one transform on the same instance.
+    Galaxy's stock tools get their annotations and corrected descriptions through one
+    transform on the same instance. The caller (activation) hands over what the tools
+    package declared, so this helper never imports the declarations built on it.
     """
-    from galaxy_mcp_analysis.mcp_surface import ToolSurface
-    from galaxy_mcp_analysis.tools import (
-        STOCK_ANNOTATIONS,
-        STOCK_DESCRIPTIONS,
-    )
-
-    mcp.add_transform(ToolSurface(STOCK_ANNOTATIONS, STOCK_DESCRIPTIONS))
-    for spec in TOOL_SPECS:
+    mcp.add_transform(ToolSurface(stock_annotations, stock_descriptions))
+    for spec in specs:
         mcp.tool(
             _as_mcp_function(spec, gx_app),
             name=spec.name,
@@ -155,4 +156,4 @@ def register_analysis_tools(mcp, gx_app) -> list[str]:
             description=inspect.cleandoc(spec.function.__doc__),
             annotations=spec.annotations,
         )
-    return [spec.name for spec in TOOL_SPECS]
+    return [spec.name for spec in specs]

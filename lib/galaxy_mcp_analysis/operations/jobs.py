@@ -35,7 +35,7 @@ from galaxy_mcp_analysis.core.waiting import (
     poll_until,
     wait_budget,
 )
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )

@@ -8,10 +8,9 @@ tools re-raise everything as ``ValueError("<tool> failed: ...")`` and FastMCP wr
 that in a ToolError), so Galaxy's 37 tools and ours speak the same codes. Anything
 unexpected, and any message that would leak a path, a traceback or SQL, becomes
 ``[SYSTEM_ERROR]`` carrying a correlation id that is also in the server log with the
-traceback.
+traceback. ``CodedToolErrors`` is the middleware that applies it to every tool call.
 """
 
-import enum
 import logging
 import re
 import uuid
@@ -24,34 +23,19 @@ from fastmcp.exceptions import (
     NotFoundError,
     ToolError,
 )
+from fastmcp.server.middleware import Middleware
 
-from galaxy_mcp_analysis.core import InvalidInput
+from galaxy_mcp_analysis.core.errors import (  # the vocabulary, re-exported with its mapping
+    AnalysisError,
+    ErrorCode,
+    InvalidInput,
+)
 
 log = logging.getLogger(__name__)
 
 
-class ErrorCode(str, enum.Enum):
-    VALIDATION_ERROR = "VALIDATION_ERROR"
-    NOT_FOUND = "NOT_FOUND"
-    AUTHENTICATION_ERROR = "AUTHENTICATION_ERROR"
-    AUTHORIZATION_ERROR = "AUTHORIZATION_ERROR"
-    NOT_READY = "NOT_READY"
-    CONFLICT = "CONFLICT"
-    SYSTEM_ERROR = "SYSTEM_ERROR"
-
-
 #: A text that already carries a code; never coded twice.
 CODED = re.compile(r"^\[(" + "|".join(code.value for code in ErrorCode) + r")\] ")
-
-
-class AnalysisError(Exception):
-    """A failure the patch set diagnosed itself, with the code and the next step."""
-
-    def __init__(self, code: ErrorCode, message: str, suggestion: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.suggestion = suggestion
 
 
 # Galaxy's MessageException subclasses carry an HTTP status; that status decides the
@@ -284,3 +268,14 @@ def coded_errors(operation: str, arguments: dict[str, Any] | None = None):
         raise
     except Exception as exc:
         raise to_tool_error(exc, operation, arguments) from None
+
+
+class CodedToolErrors(Middleware):
+    """Every failure of a tools/call leaves as ``[CODE] message`` + ``Suggestion:`` (never twice)."""
+
+    async def on_call_tool(self, context, call_next):
+        try:
+            return await call_next(context)
+        except Exception as exc:
+            message = context.message
+            raise ToolError(coded_text(exc, message.name, message.arguments)) from None

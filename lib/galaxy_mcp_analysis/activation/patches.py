@@ -1,7 +1,9 @@
-"""Self-checks and apply functions of the registry's patches (see registry.PATCHES).
+"""Every runtime patch of the patch set: its self-check, how it applies, and the table (``PATCHES``).
 
 Each check inspects the Galaxy object a patch relies on, without changing it, and
-names what moved if the shape is not the one verified on Galaxy 26.1.2.
+names what moved if the shape is not the one verified on Galaxy 26.1.2. The generic
+checking and applying is ``activation.registry``; this module is the one place that
+knows what is patched, so it imports the layers below (MCP surface, operations).
 """
 
 import contextvars
@@ -10,7 +12,8 @@ import inspect
 import logging
 import types
 
-from galaxy_mcp_analysis.settings import Settings
+from galaxy_mcp_analysis.activation.registry import Patch
+from galaxy_mcp_analysis.core.settings import Settings
 
 _WRAPPED_MARK = "__galaxy_mcp_analysis_wrapped__"
 
@@ -93,10 +96,17 @@ def _customize_built_mcp_app() -> None:
 
 
 def apply_mcp_tools(settings: Settings) -> None:
-    from galaxy_mcp_analysis.mcp_tools import register_analysis_tools
+    from galaxy_mcp_analysis import tools
+    from galaxy_mcp_analysis.mcp.declaration import (
+        register_analysis_tools,
+        TOOL_SPECS,
+    )
+
+    def register(mcp, gx_app):
+        register_analysis_tools(mcp, gx_app, TOOL_SPECS, tools.STOCK_ANNOTATIONS, tools.STOCK_DESCRIPTIONS)
 
     _customize_built_mcp_app()
-    _SERVER_CUSTOMIZERS.append(register_analysis_tools)
+    _SERVER_CUSTOMIZERS.append(register)
 
 
 def check_request_session() -> str | None:
@@ -114,7 +124,7 @@ def check_request_session() -> str | None:
 
 
 def apply_request_session(settings: Settings) -> None:
-    from galaxy_mcp_analysis.mcp_session import RequestScopedSession
+    from galaxy_mcp_analysis.mcp.session import RequestScopedSession
 
     _customize_built_mcp_app()
     _SERVER_CUSTOMIZERS.append(lambda mcp, gx_app: mcp.add_middleware(RequestScopedSession(gx_app)))
@@ -195,7 +205,7 @@ def check_coded_errors() -> str | None:
         return "galaxy.webapps.galaxy.api.mcp._mcp_error_handler is gone"
     # Stock tools must keep the original Galaxy exception reachable (raise ... from e),
     # since its class decides the code.
-    from galaxy_mcp_analysis.errors import exception_chain
+    from galaxy_mcp_analysis.mcp.errors import exception_chain
 
     original = exceptions.ObjectNotFound("self-check")
     galaxy_log = logging.getLogger(galaxy_mcp.__name__)
@@ -216,7 +226,7 @@ def check_coded_errors() -> str | None:
 
 
 def apply_coded_errors(settings: Settings) -> None:
-    from galaxy_mcp_analysis.mcp_surface import CodedToolErrors
+    from galaxy_mcp_analysis.mcp.errors import CodedToolErrors
 
     _customize_built_mcp_app()
     _SERVER_CUSTOMIZERS.append(lambda mcp, gx_app: mcp.add_middleware(CodedToolErrors()))
@@ -248,7 +258,7 @@ def check_header_auth() -> str | None:
 
 
 def apply_header_auth(settings: Settings) -> None:
-    from galaxy_mcp_analysis.mcp_surface import (
+    from galaxy_mcp_analysis.mcp.api_key import (
         HeaderApiKey,
         OptionalApiKey,
     )
@@ -283,3 +293,64 @@ def apply_plain_logging(settings: Settings) -> None:
     for handler in list(fastmcp_log.handlers):
         fastmcp_log.removeHandler(handler)
     fastmcp_log.propagate = True
+
+
+#: Every runtime patch, in the order activation checks and applies them (one row each in PATCHES.md).
+PATCHES: tuple[Patch, ...] = (
+    Patch(
+        id="operations-manager",
+        target="galaxy.webapps.galaxy.api.mcp.AgentOperationsManager",
+        summary="Every Galaxy MCP tool builds AnalysisOperationsManager, the subclass with the new operations.",
+        check=check_operations_manager,
+        apply=apply_operations_manager,
+    ),
+    Patch(
+        id="mcp-tools",
+        target="galaxy.webapps.galaxy.fast_app.get_mcp_app",
+        summary="After Galaxy builds its FastMCP server, register the patch set's tools on it.",
+        check=check_mcp_tools,
+        apply=apply_mcp_tools,
+    ),
+    Patch(
+        id="mcp-request-session",
+        target="galaxy.model.base.REQUEST_ID",
+        summary="Each MCP tool call (Galaxy's and ours) gets its own database session, closed after the call.",
+        check=check_request_session,
+        apply=apply_request_session,
+    ),
+    Patch(
+        id="mcp-json-responses",
+        target="fastmcp.settings.json_response",
+        summary="/api/mcp answers tool calls with plain JSON bodies instead of one-event SSE streams.",
+        check=check_json_responses,
+        apply=apply_json_responses,
+    ),
+    Patch(
+        id="page-validator",
+        target="galaxy.managers.markdown_util.validate_galaxy_markdown",
+        summary="Page markdown Galaxy rejects is explained (line, directive, argument, rule, corrected line).",
+        check=check_page_validator,
+        apply=apply_page_validator,
+    ),
+    Patch(
+        id="mcp-coded-errors",
+        target="galaxy.webapps.galaxy.api.mcp._mcp_error_handler",
+        summary="Every tool error (Galaxy's 37 tools and ours) starts with a stable [CODE] and ends with a Suggestion.",
+        check=check_coded_errors,
+        apply=apply_coded_errors,
+    ),
+    Patch(
+        id="mcp-header-auth",
+        target="fastmcp.server.dependencies.get_http_request",
+        summary="The API key may come from the x-api-key or Authorization: Bearer header instead of the api_key argument.",
+        check=check_header_auth,
+        apply=apply_header_auth,
+    ),
+    Patch(
+        id="mcp-plain-logging",
+        target="fastmcp.settings.enable_rich_logging",
+        summary="FastMCP's log records go to Galaxy's log handlers, not rich's (quadratic in a message's length).",
+        check=check_plain_logging,
+        apply=apply_plain_logging,
+    ),
+)

@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from galaxy_mcp_analysis import galaxy_config
+from galaxy_mcp_analysis.serve import galaxy_config
 
 log = logging.getLogger("galaxy_mcp_analysis.serve")
 

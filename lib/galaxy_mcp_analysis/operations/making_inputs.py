@@ -45,11 +45,11 @@ from galaxy_mcp_analysis.core.map_over import (
     one_per_name,
     plan_map_over,
 )
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
-from galaxy_mcp_analysis.storable import check_storable
+from galaxy_mcp_analysis.core.storable import check_storable
 
 #: file_type values Galaxy's fetch accepts without a registered datatype of that name.
 DETECTED_FILE_TYPES = ("auto",)

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from galaxy_mcp_analysis.testing import free_port
+from galaxy_mcp_analysis.testing.launcher import free_port
 
 SUPERUSER = "galaxy"
 STOP_TIMEOUT_SECONDS = 60

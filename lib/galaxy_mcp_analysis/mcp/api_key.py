@@ -1,50 +1,21 @@
-"""What every tool at /api/mcp shares, Galaxy's 37 and ours: one FastMCP piece per concern.
+"""The API key from the HTTP request (``x-api-key`` or ``Authorization: Bearer``), for every tool.
 
-- ``CodedToolErrors`` (middleware): whatever a tool raises leaves as a coded tool
-  error (errors.coded_text), including Galaxy's stock tools' uncoded errors.
-- ``HeaderApiKey`` (middleware) + ``OptionalApiKey`` (transform): the API key may come
-  from the HTTP request (``x-api-key`` or ``Authorization: Bearer``) instead of the
-  ``api_key`` argument, so it need not sit in the model's context.
-- ``ToolSurface`` (transform): annotations and corrected descriptions for Galaxy's
-  stock tools (tables in galaxy_mcp_analysis.tools), and no output schema where it
-  would only say "an object" (every tool returns a JSON object; 64 bytes per tool saved).
-
-Transforms change what ``tools/list`` advertises and what ``get_tool`` resolves; the
-tool functions and their argument validation stay Galaxy's (or ours).
+``HeaderApiKey`` (middleware) fills a tool's ``api_key`` argument from the request's
+headers, so the key need not sit in the model's context; ``OptionalApiKey`` (transform)
+advertises the argument as optional. Galaxy's 37 tools and ours alike.
 """
 
-import logging
-from collections.abc import Sequence
-from typing import Any
-
 from fastmcp.server.middleware import Middleware
-from fastmcp.server.transforms import Transform
 from fastmcp.tools.base import Tool
-from mcp.types import ToolAnnotations
 
-from galaxy_mcp_analysis.errors import (
+from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
-    coded_text,
     ErrorCode,
 )
-
-log = logging.getLogger(__name__)
+from galaxy_mcp_analysis.mcp.surface import ToolRewrite
 
 API_KEY_ARGUMENT = "api_key"
 API_KEY_DESCRIPTION = "Galaxy API key; omit if the MCP client sends the x-api-key header."
-
-
-class CodedToolErrors(Middleware):
-    """Every failure of a tools/call leaves as ``[CODE] message`` + ``Suggestion:`` (never twice)."""
-
-    async def on_call_tool(self, context, call_next):
-        try:
-            return await call_next(context)
-        except Exception as exc:
-            from fastmcp.exceptions import ToolError
-
-            message = context.message
-            raise ToolError(coded_text(exc, message.name, message.arguments)) from None
 
 
 def api_key_from_request() -> str | None:
@@ -99,21 +70,7 @@ class HeaderApiKey(Middleware):
         return tool is not None and API_KEY_ARGUMENT in tool.parameters.get("properties", {})
 
 
-class _ToolRewrite(Transform):
-    """A transform that rewrites each tool it passes with ``rewrite(tool)``."""
-
-    def rewrite(self, tool: Tool) -> Tool:
-        raise NotImplementedError
-
-    async def list_tools(self, tools: Sequence[Tool]) -> Sequence[Tool]:
-        return [self.rewrite(tool) for tool in tools]
-
-    async def get_tool(self, name, call_next, *, version=None):
-        tool = await call_next(name, version=version)
-        return None if tool is None else self.rewrite(tool)
-
-
-class OptionalApiKey(_ToolRewrite):
+class OptionalApiKey(ToolRewrite):
     """Advertise ``api_key`` as optional (HeaderApiKey fills it in before the tool validates)."""
 
     def rewrite(self, tool: Tool) -> Tool:
@@ -131,30 +88,3 @@ class OptionalApiKey(_ToolRewrite):
         else:
             parameters.pop("required", None)
         return tool.model_copy(update={"parameters": parameters})
-
-
-#: The output schema FastMCP derives from ``-> dict[str, Any]``: it tells a client nothing.
-_ANY_OBJECT = {"type": "object", "additionalProperties": True}
-
-
-class ToolSurface(_ToolRewrite):
-    """Annotations and (where they mislead) descriptions of Galaxy's stock tools; no empty output schemas."""
-
-    def __init__(self, annotations: dict[str, ToolAnnotations], descriptions: dict[str, str]):
-        self.annotations = annotations
-        self.descriptions = descriptions
-
-    def __repr__(self) -> str:
-        return f"ToolSurface({len(self.annotations)} annotated, {len(self.descriptions)} described)"
-
-    def rewrite(self, tool: Tool) -> Tool:
-        update: dict[str, Any] = {}
-        if tool.name in self.annotations:
-            annotations = self.annotations[tool.name]
-            update.update(annotations=annotations, title=annotations.title)
-        if tool.name in self.descriptions:
-            update["description"] = self.descriptions[tool.name]
-        if tool.output_schema == _ANY_OBJECT:
-            # Without a schema FastMCP still returns a dict result as structured content.
-            update["output_schema"] = None
-        return tool.model_copy(update=update) if update else tool

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastmcp import FastMCP
 from pydantic import Field
 
-from galaxy_mcp_analysis.mcp_tools import (
+from galaxy_mcp_analysis.mcp.declaration import (
     _as_mcp_function,
     ToolSpec,
 )
@@ -40,18 +40,18 @@ def test_fastmcp_builds_the_schema_from_the_rewritten_signature():
     assert "Galaxy API key" in schema["properties"]["api_key"]["description"]
 
 
-# ---- mcp_surface: the pieces every tool shares, on a plain FastMCP server ----
+# ---- mcp/: the pieces every tool shares (errors, api_key, surface), on a plain FastMCP server ----
 
 
 def surfaced_server():
     from galaxy import exceptions
 
-    from galaxy_mcp_analysis.mcp_surface import (
-        CodedToolErrors,
+    from galaxy_mcp_analysis.mcp.api_key import (
         HeaderApiKey,
         OptionalApiKey,
-        ToolSurface,
     )
+    from galaxy_mcp_analysis.mcp.errors import CodedToolErrors
+    from galaxy_mcp_analysis.mcp.surface import ToolSurface
 
     server = FastMCP("test")
 

@@ -1,0 +1,109 @@
+"""A synchronous facade over the official ``mcp`` SDK client, and the suite's record of error texts."""
+
+import asyncio
+import concurrent.futures
+import threading
+from contextlib import AsyncExitStack
+from typing import Any
+
+
+class McpToolError(AssertionError):
+    """A tool call that was expected to succeed returned an MCP tool error."""
+
+
+class McpClient:
+    """Synchronous facade over the official mcp SDK client (streamable HTTP).
+
+    The SDK is async; tests are not. One event loop runs in a daemon thread and
+    keeps one initialized session for the client's lifetime.
+    """
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None):
+        """``request_log``, when given, receives every HTTP request this client sends, as (method, url)."""
+        self.url = url
+        self.headers = headers
+        self.request_log = request_log
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-client", daemon=True)
+        self._thread.start()
+        self._closing = asyncio.Event()
+        opened: concurrent.futures.Future = concurrent.futures.Future()
+        # anyio requires the session's contexts to be exited by the task that entered
+        # them, so one long-lived task owns the session; calls run as their own tasks.
+        self._owner = asyncio.run_coroutine_threadsafe(self._own_session(opened), self._loop)
+        self._session = opened.result(120)
+
+    def _run(self, coroutine, timeout: float = 300):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    async def _own_session(self, opened: concurrent.futures.Future) -> None:
+        import httpx2
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        try:
+            async with AsyncExitStack() as stack:
+                hooks = {"request": [self._log_request]} if self.request_log is not None else None
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers=self.headers, timeout=300, event_hooks=hooks)
+                )
+                streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
+                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                await session.initialize()
+                opened.set_result(session)
+                await self._closing.wait()
+        except BaseException as e:
+            if not opened.done():
+                opened.set_exception(e)
+            raise
+
+    async def _log_request(self, request) -> None:
+        self.request_log.append((request.method, str(request.url)))
+
+    def list_tools(self):
+        return self._run(self._session.list_tools()).tools
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
+        """One tools/call; past ``timeout`` seconds it raises TimeoutError (a hung call fails its test)."""
+        result = self._run(self._session.call_tool(tool, arguments or {}), timeout)
+        if result.is_error:
+            ERROR_TEXTS.append((tool, error_text(result), dict(arguments or {})))
+        return result
+
+    def call_ok(self, tool: str, /, **arguments) -> dict[str, Any]:
+        result = self.call(tool, arguments)
+        if result.is_error:
+            raise McpToolError(f"{tool} failed: {error_text(result)}")
+        return result.structured_content
+
+    def call_error(self, tool: str, /, **arguments) -> str:
+        result = self.call(tool, arguments)
+        if not result.is_error:
+            raise AssertionError(f"{tool} succeeded but an error was expected: {result.structured_content}")
+        return error_text(result)
+
+    def close(self) -> None:
+        if not self._owner.done():
+            self._loop.call_soon_threadsafe(self._closing.set)
+            try:
+                self._owner.result(30)
+            except Exception:
+                pass  # the server may already be gone; the loop still stops below
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+#: Every tool error text any McpClient of this process received, as (tool, text, arguments): the
+#: suite checks that none shows a traceback, a server path or SQL beyond what the call itself
+#: sent (a path-like argument echoed back is the caller's own text; test/conftest.py).
+ERROR_TEXTS: list[tuple[str, str, dict]] = []
+
+
+def error_text(result) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)

@@ -1,0 +1,150 @@
+"""A Galaxy with the patch set, launched for tests the way ``make serve`` launches it.
+
+``LaunchedGalaxy`` runs the same launcher as ``make serve`` in its own process group and
+stops it by that group; ``serve_directory`` serves test files over HTTP on loopback.
+"""
+
+import http.server
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+STARTUP_TIMEOUT_SECONDS = 300
+STOP_TIMEOUT_SECONDS = 60
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LaunchedGalaxy:
+    """``python -m galaxy_mcp_analysis.serve`` in a process group of its own."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        patches: bool = True,
+        env: dict | None = None,
+        database_url: str | None = None,
+    ):
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.patches = patches
+        self.database_url = database_url  # None: the launcher's sqlite file in data_dir
+        self.env = {**os.environ, **(env or {})}
+        self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
+        self.process: subprocess.Popen | None = None
+        self.info: dict[str, str] = {}
+        self.leftover_processes = False
+
+    def start(self) -> "LaunchedGalaxy":
+        command = [sys.executable, "-m", "galaxy_mcp_analysis.serve", "--data-dir", str(self.data_dir)]
+        command += ["--port", str(self.port)] + ([] if self.patches else ["--no-patches"])
+        command += ["--database-url", self.database_url] if self.database_url else []
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        # A killed launcher leaves its server.json behind; it must not be read as this start's.
+        (self.data_dir / "server.json").unlink(missing_ok=True)
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+            )
+        server_json = self.data_dir / "server.json"
+        deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
+        while not server_json.exists():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Galaxy exited with {self.process.returncode}:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"Galaxy did not start in {STARTUP_TIMEOUT_SECONDS}s:\n{self.log_tail()}")
+            time.sleep(0.25)
+        self.info = json.loads(server_json.read_text())
+        return self
+
+    def stop(self) -> int | None:
+        """SIGTERM the launcher's process group, then SIGKILL whatever is left of it.
+
+        ``leftover_processes`` records whether anything of the group outlived a
+        launcher that exited by itself (job or Celery children, for instance).
+        """
+        if self.process is None:
+            return None
+        group = self.process.pid  # start_new_session: the group id is the launcher's pid
+        if self.process.poll() is None:
+            os.killpg(group, signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+        self.leftover_processes = _group_alive(group)
+        if self.leftover_processes:
+            os.killpg(group, signal.SIGKILL)
+        self.process.wait()
+        return self.process.returncode
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    @property
+    def galaxy_url(self) -> str:
+        return self.info["galaxy_url"]
+
+    @property
+    def mcp_url(self) -> str:
+        return self.info["mcp_url"]
+
+    @property
+    def api_key(self) -> str:
+        return self.info["api_key"]
+
+    @property
+    def admin_api_key(self) -> str:
+        return self.info["admin_api_key"]
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+@contextmanager
+def serve_directory(root: Path):
+    """Serve ``root`` over HTTP on loopback, so Galaxy can fetch test files by URL; yields the base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, name="test-file-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
