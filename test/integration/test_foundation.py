@@ -12,7 +12,7 @@ from conftest import (
     STOCK_TOOLS,
 )
 from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
-from galaxy_mcp_analysis.activation.registry import PATCHES
+from galaxy_mcp_analysis.activation.patches import PATCHES
 from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
     McpClient,
