@@ -129,7 +129,7 @@ def test_switched_off_galaxy_is_stock(stock_then_patched):
     redescribed = {name for name in STOCK_TOOLS if patched[name].description != stock[name].description}
     assert redescribed == set(STOCK_DESCRIPTIONS) | {
         name for module in CAPABILITIES for name in getattr(module, "STOCK_DESCRIPTIONS", {})}
-    assert all(stock[name].annotations is None for name in STOCK_TOOLS), [n for n in STOCK_TOOLS if stock[n].annotations]
+    assert [name for name in STOCK_TOOLS if stock[name].annotations is not None] == []
     assert all(patched[name].annotations is not None for name in STOCK_TOOLS)
     # Results as SSE streams when switched off; plain JSON bodies with the patch set (mcp-json-responses).
     assert stock_then_patched["stock_content_type"] == "text/event-stream"

@@ -79,7 +79,8 @@ def test_every_test_patches_md_names_exists_in_the_file_it_names():
     for row in rows:
         proved_by = row.rstrip(" |").rsplit(" | ", 1)[1]
         # Each run of names is followed by the file that holds them, or by nothing (then: any test file).
-        for names, file_name in re.findall(r"((?:`test_\w+`(?:, )?)+)(?: \((?:test/\w+/)?(test_\w+\.py)\))?", proved_by):
+        runs = re.findall(r"((?:`test_\w+`(?:, )?)+)(?: \((?:test/\w+/)?(test_\w+\.py)\))?", proved_by)
+        for names, file_name in runs:
             for name in re.findall(r"`(test_\w+)`", names):
                 where = [file_name] if file_name else list(defined)
                 if not any(name in defined.get(candidate, ()) for candidate in where):
