@@ -1,7 +1,10 @@
 """Fixtures shared by the suite: one launched Galaxy per session, MCP clients, users."""
 
+import http.server
 import itertools
+import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -116,6 +119,18 @@ def other_user_key(galaxy):
     return create_user(galaxy.galaxy_url, galaxy.admin_api_key, f"other{os.getpid()}{next(_usernames)}")
 
 
+@pytest.fixture(scope="session")
+def admin_key(galaxy):
+    """The key of a real account listed in admin_users (the bootstrap key cannot call tools)."""
+    from galaxy_mcp_analysis.serve.galaxy_config import ADMIN_EMAIL
+
+    admin = galaxy.admin_api_key
+    [user] = rest(galaxy.galaxy_url, f"/api/users?f_email={ADMIN_EMAIL}", admin) or [
+        rest(galaxy.galaxy_url, "/api/users", admin, {"username": "admin", "email": ADMIN_EMAIL, "password": "password-admin"})
+    ]
+    return rest(galaxy.galaxy_url, f"/api/users/{user['id']}/api_key", admin)  # the current key, made if none
+
+
 @pytest.fixture
 def history_id(mcp, api_key, request):
     return mcp.call_ok("create_history", name=request.node.name[:200], api_key=api_key)["id"]
@@ -141,6 +156,14 @@ def wait_for_dataset(galaxy, api_key, dataset_id, timeout=120):
         if time.monotonic() > deadline:
             raise AssertionError(f"dataset {dataset_id} still {details['state']} after {timeout}s")
         time.sleep(0.2)
+
+
+def missing_id(galaxy) -> str:
+    """A well-formed encoded id (this Galaxy's id_secret) that names no object of any kind."""
+    from galaxy.security.idencoding import IdEncodingHelper
+
+    id_secret = json.loads((Path(galaxy.data_dir) / "secrets.json").read_text())["id_secret"]
+    return IdEncodingHelper(id_secret=id_secret).encode_id(10**9)
 
 
 def fetch(galaxy, api_key, history_id, element, wait=True):
@@ -179,3 +202,72 @@ def pytest_sessionfinish(session, exitstatus):
         session.config.get_terminal_writer().line(f"\nMCP error texts leaking internals:\n{report}", red=True)
         session.exitstatus = 1
 
+
+
+# ---- Jobs held back on purpose: an upload from a URL that answers only once released ----
+
+
+class HeldFiles:
+    """Files served on loopback only once released: an upload of one stays running until then.
+    ``fail(name)`` releases it with HTTP 500 instead, so the upload ends in error."""
+
+    def __init__(self):
+        self.files: dict[str, dict] = {}
+        files = self.files
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                held = files[self.path.lstrip("/")]
+                held["released"].wait(300)
+                data = held["data"] if held["status"] == 200 else b"held back and failed on purpose\n"
+                self.send_response(held["status"])
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def hold(self, name: str, data: bytes) -> tuple[str, threading.Event]:
+        released = threading.Event()
+        self.files[name] = {"data": data, "released": released, "status": 200}
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{name}", released
+
+    def fail(self, name: str) -> None:
+        self.files[name]["status"] = 500
+        self.files[name]["released"].set()
+
+    def close(self):
+        for held in self.files.values():
+            held["released"].set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def held_files():
+    files = HeldFiles()
+    yield files
+    files.close()
+
+
+def held_upload(galaxy, mcp, api_key, history_id, held_files, name) -> tuple[str, str, threading.Event]:
+    """(job id, dataset id, release) of an upload that runs until released."""
+    url, released = held_files.hold(name, b"chr1\t1\tlate\n")
+    dataset = fetch(galaxy, api_key, history_id, {"src": "url", "url": url, "ext": "tabular"}, wait=False)
+    job_id = mcp.call_ok("get_job_details", dataset_id=dataset["id"], api_key=api_key)["job_id"]
+    return job_id, dataset["id"], released
+
+
+def wait_for_state(galaxy, api_key, dataset_id, wanted: str, timeout=120) -> str:
+    """Bounded wait until the dataset is in state ``wanted`` or a terminal state; returns the state it is in."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = rest(galaxy.galaxy_url, f"/api/datasets/{dataset_id}", api_key)["state"]
+        if state == wanted or state in TERMINAL_DATASET_STATES or time.monotonic() > deadline:
+            return state
+        time.sleep(0.2)

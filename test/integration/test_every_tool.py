@@ -1,11 +1,14 @@
 """Every tool at /api/mcp (Galaxy's 37 and ours): annotations, coded errors, header auth, the reference doc."""
 
+import json
 import re
 
 import pytest
 
 from conftest import (
     fetch,
+    missing_id,
+    patch_set_tools,
     STOCK_TOOLS,
 )
 from galaxy_mcp_analysis.testing import tools_reference
@@ -162,8 +165,18 @@ def test_no_key_anywhere_names_both_ways(mcp):
     assert "x-api-key" in error and "api_key" in error
 
 
-def test_no_error_text_of_this_module_leaks_internals():
-    # Runs last in this module; test/conftest.py checks the whole suite the same way at the end.
-    assert ERROR_TEXTS, "the tests above provoke errors"
+def test_no_error_text_of_this_module_leaks_internals(galaxy, mcp, api_key, listed):
+    """Provokes its own errors: every tool the patch set adds or wraps, called with no arguments, and with
+    each id argument alone malformed and well-formed but unknown. Checks those and every error text this
+    process received before (run with the module, the tests above); test/conftest.py checks the whole
+    suite the same way at the end."""
+    provoked = len(ERROR_TEXTS)
+    for name in sorted(patch_set_tools()):
+        mcp.call(name, {"api_key": api_key})
+        for parameter, schema in listed[name].input_schema["properties"].items():
+            if parameter.endswith("_id") and "string" in json.dumps(schema):
+                for value in ("not-an-id!", missing_id(galaxy)):
+                    mcp.call(name, {parameter: value, "api_key": api_key})
+    assert len(ERROR_TEXTS) - provoked > len(patch_set_tools())
     assert [text for _, text, arguments in ERROR_TEXTS if leaks_internals(text, arguments)] == []
-    assert all(CODED.match(text) for _, text, _ in ERROR_TEXTS)
+    assert all(CODED.match(text) for _, text, _ in ERROR_TEXTS), [t for _, t, _ in ERROR_TEXTS if not CODED.match(t)]

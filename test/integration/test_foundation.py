@@ -1,8 +1,10 @@
 """Foundation: the patch set is active in a real Galaxy 26.1 and reachable over /api/mcp."""
 
+import json
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ from conftest import (
 )
 from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
 from galaxy_mcp_analysis.activation.patches import PATCHES
+from galaxy_mcp_analysis.tools import CAPABILITIES
+from galaxy_mcp_analysis.tools.stock import STOCK_DESCRIPTIONS
 from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
     McpClient,
@@ -70,24 +74,32 @@ def stock_then_patched(tmp_path_factory, new_database_url):
     database_url = new_database_url()  # None: sqlite in data_dir; PostgreSQL in that pass
     observed = {}
     with LaunchedGalaxy(data_dir, patches=False, database_url=database_url) as stock:
+        observed["stock_content_type"] = mcp_response_content_type(stock.mcp_url)
         with McpClient(stock.mcp_url) as client:
-            observed["stock_tools"] = {tool.name for tool in client.list_tools()}
+            observed["stock_listed"] = {tool.name: tool for tool in client.list_tools()}
+            observed["stock_tools"] = set(observed["stock_listed"])
             observed["stock_info"] = client.call_ok("get_server_info", api_key=stock.api_key)
             observed["history"] = client.call_ok("create_history", name="kept across restarts", api_key=stock.api_key)
         observed["stock_log"] = stock.log_text()
         observed["stock_key"] = stock.api_key
     observed["stock_exit"] = (stock.process.returncode, stock.leftover_processes)
     observed["server_json_after_stop"] = (data_dir / "server.json").exists()
-    # A smaller read cap shows the option reaching a restarted server.
-    patched = LaunchedGalaxy(data_dir, env={"GALAXY_MCP_ANALYSIS_MAX_READ_BYTES": "4096"}, database_url=database_url)
+    # Smaller read and paste caps show the options reaching a restarted server.
+    caps = {"GALAXY_MCP_ANALYSIS_MAX_READ_BYTES": "4096", "GALAXY_MCP_ANALYSIS_MAX_PASTE_BYTES": "100"}
+    patched = LaunchedGalaxy(data_dir, env=caps, database_url=database_url)
     with patched:
+        observed["patched_content_type"] = mcp_response_content_type(patched.mcp_url)
         with McpClient(patched.mcp_url) as client:
-            observed["patched_tools"] = {tool.name for tool in client.list_tools()}
+            observed["patched_listed"] = {tool.name: tool for tool in client.list_tools()}
+            observed["patched_tools"] = set(observed["patched_listed"])
             observed["patched_key"] = patched.api_key
             observed["history_after"] = client.call_ok(
                 "get_history_details", history_id=observed["history"]["id"], api_key=patched.api_key
             )
             observed["capped_read"] = _capped_read(patched, client)
+            observed["pastes"] = {size: client.call("create_dataset_from_text", {
+                "history_id": observed["history"]["id"], "content": "x" * size, "api_key": patched.api_key})
+                for size in (100, 101)}
     return observed
 
 
@@ -97,10 +109,31 @@ def _capped_read(server, client):
     return client.call_ok("peek_dataset_content", dataset_id=dataset["id"], max_bytes=100000, api_key=server.api_key)
 
 
+def mcp_response_content_type(mcp_url: str) -> str:
+    """The media type /api/mcp answers a JSON-RPC request with (a client accepting both, as the SDK's does)."""
+    request = urllib.request.Request(mcp_url, method="POST", data=json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+    }).encode(), headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        response.read()
+        return response.headers.get_content_type()
+
+
 def test_switched_off_galaxy_is_stock(stock_then_patched):
-    assert stock_then_patched["stock_tools"] == STOCK_TOOLS
+    stock, patched = stock_then_patched["stock_listed"], stock_then_patched["patched_listed"]
+    assert set(stock) == STOCK_TOOLS
     assert "patch_set" not in stock_then_patched["stock_info"]
     assert "galaxy-mcp-analysis" not in stock_then_patched["stock_log"]
+    # Galaxy's own descriptions and no annotations: none of what the patch set's surface gives the same tools.
+    redescribed = {name for name in STOCK_TOOLS if patched[name].description != stock[name].description}
+    assert redescribed == set(STOCK_DESCRIPTIONS) | {
+        name for module in CAPABILITIES for name in getattr(module, "STOCK_DESCRIPTIONS", {})}
+    assert [name for name in STOCK_TOOLS if stock[name].annotations is not None] == []
+    assert all(patched[name].annotations is not None for name in STOCK_TOOLS)
+    # Results as SSE streams when switched off; plain JSON bodies with the patch set (mcp-json-responses).
+    assert stock_then_patched["stock_content_type"] == "text/event-stream"
+    assert stock_then_patched["patched_content_type"] == "application/json"
 
 
 def test_sigterm_stops_galaxy_and_its_workers_cleanly(stock_then_patched):
@@ -120,6 +153,13 @@ def test_read_cap_is_configurable(stock_then_patched):
     assert read["max_bytes_applied"] == 4096
     assert read["length"] == 4096
     assert read["next_offset"] == 4096
+
+
+def test_paste_cap_is_configurable(stock_then_patched):
+    at_cap, over = stock_then_patched["pastes"][100], stock_then_patched["pastes"][101]
+    assert not at_cap.is_error and at_cap.structured_content["bytes"] == 100
+    assert over.is_error
+    assert over.content[0].text.startswith("[VALIDATION_ERROR] content is 101 bytes; the server accepts at most 100")
 
 
 def _serve(*args, timeout=60):

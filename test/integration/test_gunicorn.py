@@ -82,6 +82,8 @@ def test_gunicorn_worker_class_switches_the_patch_set_on(tmp_path, new_database_
 
 
 CLIENTS = 12
+#: Calls the hopping session makes at most while waiting to be answered by both workers.
+HOPPING_CALLS_AT_MOST = 200
 #: Galaxy's log format names the serving process: "[pN:main.1,p:<pid>,...] <client> - "POST /api/mcp ..." <status>".
 MCP_ACCESS = re.compile(r"\[pN:[^,]*,p:(\d+),.*\] \S+ - \"POST /api/mcp/? HTTP/1.1\" (\d+)")
 
@@ -145,12 +147,19 @@ def two_workers(tmp_path_factory, new_database_url):
         finally:
             for client in clients:
                 client.close()
-        # One session whose every request is a new connection: its calls land on either worker.
+        # One session whose every request is a new connection: its calls land on either worker. It is the
+        # only client now, so the access log from here on is its own; it calls until both workers have
+        # answered it (bounded), and every answer must be right.
+        hopping_log_start = len(log_path.read_text(errors="replace"))
+        observed["hopping"] = []
         with McpClient(url, headers={"connection": "close"}) as hopping:
-            observed["hopping"] = [
-                hopping.call_ok("get_page", page_id=made[i % len(made)][1], api_key=user_key)["content_editor"]
-                for i in range(20)
-            ]
+            for i in range(HOPPING_CALLS_AT_MOST):
+                observed["hopping"].append(
+                    hopping.call_ok("get_page", page_id=made[i % len(made)][1], api_key=user_key)["content_editor"])
+                observed["hopping_served"] = mcp_requests_by_worker(
+                    log_path.read_text(errors="replace")[hopping_log_start:])
+                if len(observed["hopping"]) >= 20 and len(observed["hopping_served"]) >= 2:
+                    break
         observed["log"] = log_path.read_text(errors="replace")[startup_log_length:]
         observed["served"] = mcp_requests_by_worker(observed["log"])
         print(f"\nmulti-worker figures: clients={len(clients)} requests per worker="
@@ -175,7 +184,10 @@ def test_items_made_on_one_session_read_and_edit_on_another(two_workers):
 
 def test_a_session_keeps_working_when_its_requests_change_worker(two_workers):
     made = two_workers["crossed"]
-    assert two_workers["hopping"] == [made[i % len(made)]["page"] for i in range(20)]
+    answers = two_workers["hopping"]
+    assert answers == [made[i % len(made)]["page"] for i in range(len(answers))]
+    # The session really hopped: both workers answered its requests (their PIDs in the access log).
+    assert sorted(two_workers["hopping_served"]) == two_workers["worker_pids"], two_workers["hopping_served"]
 
 
 def test_no_worker_logged_a_server_error(two_workers):

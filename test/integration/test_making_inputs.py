@@ -5,7 +5,10 @@ import time
 
 import pytest
 
-from conftest import wait_for_dataset
+from conftest import (
+    missing_id,
+    wait_for_dataset,
+)
 from galaxy_mcp_analysis.testing import rest
 
 MIB = 1024 * 1024
@@ -93,6 +96,15 @@ def test_pasted_text_becomes_a_dataset_with_exactly_those_bytes(galaxy, mcp, api
     assert read["extension"] == file_type and read["file_size"] == len(content.encode())
     job = mcp.call_ok("get_job_status", job_id=created["job_id"], api_key=api_key)["job"]
     assert job["tool_id"] == "__DATA_FETCH__"  # the same fetch path as upload_file_from_url
+
+
+def test_dbkey_is_stored_and_an_unnamed_paste_gets_galaxys_default_name(galaxy, mcp, api_key, history_id):
+    created = paste(galaxy, mcp, api_key, history_id, "chr1\t100\t200\n", file_type="bed", dbkey="hg38")
+    assert created["name"] == "Unnamed dataset"  # what Galaxy calls it until its upload job names it
+    stored = rest(galaxy.galaxy_url, f"/api/datasets/{created['dataset_id']}", api_key)  # paste() waited for ok
+    assert (stored["name"], stored["genome_build"], stored["extension"]) == ("Pasted Entry", "hg38", "bed")
+    unset = paste(galaxy, mcp, api_key, history_id, "chr1\t1\t2\n", file_type="bed")
+    assert rest(galaxy.galaxy_url, f"/api/datasets/{unset['dataset_id']}", api_key)["genome_build"] == "?"
 
 
 def test_content_of_exactly_the_cap_is_accepted(galaxy, mcp, api_key, history_id):
@@ -367,6 +379,45 @@ def test_purged_and_malformed_ids_are_refused_by_path(galaxy, mcp, api_key, hist
     assert error.startswith("[VALIDATION_ERROR] ")  # the first problem found decides the code
     assert "element_identifiers[2]: 'not-an-id' is not a valid encoded id" in error
     assert f"element_identifiers[1]: history dataset {purged} has been purged" in error
+    assert history_snapshot(galaxy, api_key, history_id) == before
+
+
+@pytest.fixture(scope="module")
+def library_dataset(galaxy, mcp, admin_key):
+    """A library dataset (its ldda id) an admin made through Galaxy's REST API from a dataset of their own,
+    in a library with no access restriction (readable by every user)."""
+    gx = galaxy.galaxy_url
+    history_id = mcp.call_ok("create_history", name="library source", api_key=admin_key)["id"]
+    source = paste(galaxy, mcp, admin_key, history_id, ">lib\nACGTACGT\n", file_type="fasta", name="reference")
+    library = rest(gx, "/api/libraries", admin_key, {"name": "references"})
+    added = rest(gx, f"/api/libraries/{library['id']}/contents", admin_key, {
+        "folder_id": library["root_folder_id"], "create_type": "file", "from_hda_id": source["dataset_id"]})
+    assert added["model_class"] == "LibraryDatasetDatasetAssociation"
+    return added["id"], ">lib\nACGTACGT\n"
+
+
+def test_a_library_dataset_is_an_element(galaxy, mcp, api_key, sources, history_id, library_dataset):
+    ldda_id, content = library_dataset
+    elements = [{"name": "reference", "src": "ldda", "id": ldda_id}, hda("sample", sources[1][0])]
+    made = mcp.call_ok("create_collection", history_id=history_id, collection_type="list",
+                       element_identifiers=elements, api_key=api_key)
+    assert made["element_count"] == 2
+    collection_type, structure = elements_of(galaxy, api_key, made["collection_id"])
+    assert collection_type == "list" and list(structure) == ["reference", "sample"]
+    read = mcp.call_ok("peek_dataset_content", dataset_id=structure["reference"], api_key=api_key)
+    assert read["content"] == content  # the library's bytes, now an element of the caller's collection
+
+
+def test_an_unknown_element_id_is_not_found_and_creates_nothing(galaxy, mcp, api_key, sources, history_id):
+    unknown = missing_id(galaxy)  # well-formed: decodes, but names nothing
+    before = history_snapshot(galaxy, api_key, history_id)
+    for src, kind in (("hda", "history dataset"), ("ldda", "library dataset")):
+        elements = [hda("a", sources[1][0]), {"name": "b", "src": src, "id": unknown}]
+        error = mcp.call_error("create_collection", history_id=history_id, collection_type="list",
+                               element_identifiers=elements, api_key=api_key)
+        assert error.startswith("[NOT_FOUND] "), (src, error)
+        said = (f"{kind} {unknown} does not exist", f"no {kind} with id {unknown} exists")
+        assert any(f"[1]: {words}" in error for words in said) and "Nothing was created." in error, (src, error)
     assert history_snapshot(galaxy, api_key, history_id) == before
 
 

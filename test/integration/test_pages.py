@@ -4,7 +4,10 @@ import urllib.error
 
 import pytest
 
-from conftest import fetch
+from conftest import (
+    fetch,
+    missing_id,
+)
 from galaxy_mcp_analysis.testing import rest
 
 
@@ -49,7 +52,9 @@ def test_create_and_read_back_a_notebook(mcp, api_key, notebook_history, page):
     assert read["content_editor"] == notebook_markdown(notebook_history)
     assert "content" not in read
     rendered = mcp.call_ok("get_page", page_id=page["page_id"], include_rendered=True, api_key=api_key)
-    assert rendered["content"] and "counts" in rendered["content"]  # the embed was expanded to the name
+    # Only rendering replaces the inline embed by the dataset's name ("counts"); the source keeps the directive.
+    assert "Counts come from counts." in rendered["content"]
+    assert "history_dataset_name" not in rendered["content"] and "history_dataset_name" in read["content_editor"]
 
 
 def test_list_pages_own_history_filter_search_and_paging(mcp, api_key, notebook_history, page):
@@ -125,11 +130,13 @@ def test_an_id_that_does_not_exist_or_is_not_yours_is_refused_by_name(galaxy, mc
     rest(galaxy.galaxy_url, f"/api/datasets/{private['id']}/permissions", other_user_key, {"action": "make_private"},
          method="PUT")
     before = revisions(mcp, api_key, page["page_id"])
-    for dataset_id, reason in ((private["id"], "is not accessible to you"), ("0123456789abcdef", "")):
+    cases = ((private["id"], "is not accessible to you"), (missing_id(galaxy), "does not exist"),
+             ("0123456789abcdef", "is not a valid Galaxy id"))
+    for dataset_id, reason in cases:
         content = f"```galaxy\nhistory_dataset_display(history_dataset_id={dataset_id})\n```\n"
         error = mcp.call_error("update_page", page_id=page["page_id"], content=content, api_key=api_key)
         assert error.startswith("[VALIDATION_ERROR] ") and f"history_dataset_id={dataset_id}" in error
-        assert "[unknown_reference]" in error and reason in error
+        assert "[unknown_reference]" in error and f"history_dataset_id={dataset_id} {reason}." in error
     assert revisions(mcp, api_key, page["page_id"]) == before
 
 
@@ -138,6 +145,11 @@ def test_revisions_read_and_revert(mcp, api_key, notebook_history, page):
     mcp.call_ok("update_page", page_id=page["page_id"], content="# Replaced\n", api_key=api_key)
     old = mcp.call_ok("get_page_revision", page_id=page["page_id"], revision_id=first, api_key=api_key)
     assert old["content_editor"] == notebook_markdown(notebook_history) and old["is_latest"] is False
+    assert "content" not in old
+    rendered = mcp.call_ok("get_page_revision", page_id=page["page_id"], revision_id=first, include_rendered=True,
+                           api_key=api_key)
+    assert rendered["content_editor"] == old["content_editor"]
+    assert "Counts come from counts." in rendered["content"] and "history_dataset_name" not in rendered["content"]
     reverted = mcp.call_ok("revert_page_revision", page_id=page["page_id"], revision_id=first, api_key=api_key)
     assert reverted["edit_source"] == "restore"
     listed = revisions(mcp, api_key, page["page_id"])

@@ -5,11 +5,21 @@ import gzip
 import random
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import fetch
-from galaxy_mcp_analysis.testing import rest
+from conftest import (
+    fetch,
+    missing_id,
+    wait_for_state,
+)
+from galaxy_mcp_analysis.testing import (
+    LaunchedGalaxy,
+    McpClient,
+    rest,
+)
+from galaxy_mcp_analysis.testing.memory import PeakRss
 
 MIB = 1024 * 1024
 
@@ -156,6 +166,36 @@ def test_a_deferred_dataset_is_not_ready_and_names_its_state(galaxy, mcp, api_ke
     assert error.startswith(f"[NOT_READY] Dataset {dataset['id']} is not ready: its state is 'deferred'")
 
 
+def test_new_queued_running_and_paused_datasets_are_not_ready(galaxy, mcp, api_key, reading_history, held_files):
+    """Jobs held back on purpose. Upload A's URL answers only when released, so A stays running and holds the
+    test server's one Celery worker; upload B waits queued behind it; a tool run on A waits, its output new.
+    Failing both uploads then pauses the tool's job: its output waits on a failed input."""
+    url_a, _ = held_files.hold("held-a.txt", b"late\n")
+    url_b, _ = held_files.hold("held-b.txt", b"later\n")
+    upload = fetch(galaxy, api_key, reading_history, {"src": "url", "url": url_a, "ext": "txt"}, wait=False)["id"]
+    assert wait_for_state(galaxy, api_key, upload, "running") == "running"  # A's fetch waits on its URL
+    behind = fetch(galaxy, api_key, reading_history, {"src": "url", "url": url_b, "ext": "txt"}, wait=False)["id"]
+    run = mcp.call_ok("run_tool", history_id=reading_history, tool_id="cat1",
+                      inputs={"input1": {"src": "hda", "id": upload}}, api_key=api_key)
+    downstream = run["outputs"][0]["id"]
+    try:
+        expected = {upload: "running", behind: "queued", downstream: "new"}
+        assert {dataset_id: rest(galaxy.galaxy_url, f"/api/datasets/{dataset_id}", api_key)["state"]
+                for dataset_id in expected} == expected
+        for dataset_id, state in expected.items():
+            error = mcp.call_error("peek_dataset_content", dataset_id=dataset_id, api_key=api_key)
+            assert error.startswith(f"[NOT_READY] Dataset {dataset_id} is not ready: its state is '{state}'"), error
+            assert "get_job_status" in error and "paused" not in error
+    finally:
+        held_files.fail("held-a.txt")
+        held_files.fail("held-b.txt")
+    assert wait_for_state(galaxy, api_key, upload, "error") == "error"
+    assert wait_for_state(galaxy, api_key, downstream, "paused") == "paused"
+    error = mcp.call_error("peek_dataset_content", dataset_id=downstream, api_key=api_key)
+    assert error.startswith(f"[NOT_READY] Dataset {downstream} is not ready: its state is 'paused'"), error
+    assert "A paused dataset waits on a failed input: fix that first." in error
+
+
 def test_an_errored_dataset_is_readable(galaxy, mcp, api_key, reading_history):
     # Galaxy's upload of a missing URL ends in state error; its (empty) file is still there.
     dataset = fetch(galaxy, api_key, reading_history, {"src": "url", "url": "http://127.0.0.1:9/missing", "ext": "txt"})
@@ -199,9 +239,12 @@ def test_a_collection_id_is_never_silently_read_as_a_dataset(galaxy, mcp, api_ke
         assert "dataset collection 'my samples'" in result.structured_content["warning"]
 
 
-def test_unknown_and_malformed_ids(mcp, api_key):
+def test_unknown_and_malformed_ids(galaxy, mcp, api_key):
     error = mcp.call_error("peek_dataset_content", dataset_id="not-an-id", api_key=api_key)
     assert error.startswith("[VALIDATION_ERROR] ")
+    unknown = missing_id(galaxy)  # well-formed: it decodes, but names no dataset
+    error = mcp.call_error("peek_dataset_content", dataset_id=unknown, api_key=api_key)
+    assert error.startswith(f"[NOT_FOUND] No history dataset with id {unknown} exists.")
 
 
 def test_another_users_private_dataset_is_refused_and_leaks_nothing(galaxy, mcp, api_key, other_user_key):
@@ -237,3 +280,80 @@ def test_descriptions_steer_agents_from_download_dataset_to_peek(mcp):
     assert peek.annotations.read_only_hint is True and peek.annotations.destructive_hint is False
     assert peek.annotations.idempotent_hint is True and peek.annotations.open_world_hint is False
     assert set(peek.input_schema["required"]) == {"dataset_id"}  # api_key may come as the x-api-key header
+
+
+# ---- a non-default object store: Galaxy's `distributed` store over two disk backends ----
+
+#: Weight 0 keeps "first" readable but never picked for new datasets, so every new file lands in "second",
+#: outside Galaxy's file_path: only the distributed store's lookup finds it.
+DISTRIBUTED_STORE = """\
+type: distributed
+backends:
+  - id: first
+    type: disk
+    weight: 0
+    files_dir: {root}/first/files
+    extra_dirs:
+      - type: job_work
+        path: {root}/first/jobs
+      - type: temp
+        path: {root}/first/tmp
+  - id: second
+    type: disk
+    weight: 1
+    files_dir: {root}/second/files
+    extra_dirs:
+      - type: job_work
+        path: {root}/second/jobs
+      - type: temp
+        path: {root}/second/tmp
+"""
+#: The server's peak memory growth a series of 1 MiB reads may cause (the bench's budget: the read and its JSON).
+READ_MEMORY_BUDGET = 12 * MIB
+
+
+@pytest.fixture(scope="module")
+def distributed_galaxy(tmp_path_factory, new_database_url):
+    """A second Galaxy (the same launcher) whose object_store_config_file is a distributed store."""
+    root = tmp_path_factory.mktemp("distributed")
+    config = root / "object_store_conf.yml"
+    config.write_text(DISTRIBUTED_STORE.format(root=root))
+    server = LaunchedGalaxy(root / "data", database_url=new_database_url(),
+                            env={"GALAXY_CONFIG_OVERRIDE_OBJECT_STORE_CONFIG_FILE": str(config)})
+    server.start()
+    yield server, root
+    server.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="measures peak memory through /proc")
+def test_a_ranged_read_through_a_distributed_object_store_stays_small(distributed_galaxy, file_server):
+    server, root = distributed_galaxy
+    line = b"".join(b"%07d\tACGT\n" % i for i in range(4096))
+    data = line * (48 * MIB // len(line))
+    url = file_server("distributed.txt", data)
+    with McpClient(server.mcp_url) as client:
+        key = server.api_key
+        history = client.call_ok("create_history", name="distributed store", api_key=key)["id"]
+        dataset = fetch(server, key, history, {"src": "url", "url": url, "ext": "txt"})
+        assert dataset["state"] == "ok"
+        # Stored by the distributed store, in its second backend, not in Galaxy's file_path.
+        stored = rest(server.galaxy_url, f"/api/datasets/{dataset['id']}?keys=object_store_id", key)
+        assert stored["object_store_id"] == "second"
+        [stored_file] = (root / "second" / "files").rglob("dataset_*.dat")
+        assert stored_file.stat().st_size == len(data)
+        assert not list((server.data_dir / "objects").rglob("dataset_*.dat"))
+
+        def read(offset):
+            return client.call_ok("peek_dataset_content", dataset_id=dataset["id"], offset=offset, max_bytes=MIB,
+                                  whole_lines=False, api_key=key)
+
+        read(0)  # warm the code paths, as the bench does
+        read(len(data) - MIB)
+        offsets = [len(data) - MIB, len(data) // 2] + [random.randrange(0, len(data) - MIB) for _ in range(8)]
+        with PeakRss(server.process.pid) as rss:
+            chunks = [read(offset) for offset in offsets]
+    for offset, chunk in zip(offsets, chunks):
+        assert chunk["content"].encode() == data[offset:offset + MIB]
+    print(f"\ndistributed store: peak RSS growth over {len(offsets)} reads of 1 MiB of a {len(data) / MIB:.0f} MiB "
+          f"file: {rss.growth / MIB:.2f} MiB")
+    assert rss.growth < READ_MEMORY_BUDGET, f"{rss.growth / MIB:.1f} MiB for reads of 1 MiB"

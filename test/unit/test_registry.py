@@ -63,3 +63,32 @@ def test_patches_md_has_one_row_per_registered_patch():
     text = (Path(__file__).parents[2] / "PATCHES.md").read_text()
     rows = re.findall(r"^\| `([a-z-]+)` \| `([^`]+)` \|", text, re.MULTILINE)
     assert [(patch.id, patch.target) for patch in PATCHES] == rows
+
+
+REPO = Path(__file__).parents[2]
+
+
+def test_every_test_patches_md_names_exists_in_the_file_it_names():
+    """The "proved by" column names real tests: `test_x`, `test_y` (file.py) means both are in file.py."""
+    defined: dict[str, set[str]] = {}
+    for path in (REPO / "test").rglob("test_*.py"):
+        defined[path.name] = set(re.findall(r"^(?:async )?def (test_\w+)", path.read_text(), re.MULTILINE))
+    rows = [line for line in (REPO / "PATCHES.md").read_text().splitlines() if line.startswith("| `")]
+    assert len(rows) == len(PATCHES)
+    missing = []
+    for row in rows:
+        proved_by = row.rstrip(" |").rsplit(" | ", 1)[1]
+        # Each run of names is followed by the file that holds them, or by nothing (then: any test file).
+        runs = re.findall(r"((?:`test_\w+`(?:, )?)+)(?: \((?:test/\w+/)?(test_\w+\.py)\))?", proved_by)
+        for names, file_name in runs:
+            for name in re.findall(r"`(test_\w+)`", names):
+                where = [file_name] if file_name else list(defined)
+                if not any(name in defined.get(candidate, ()) for candidate in where):
+                    missing.append(f"{name} ({file_name or 'any file'})")
+    assert not missing, missing
+
+
+def test_the_admin_guides_start_up_line_lists_every_patch():
+    text = (REPO / "doc" / "admin-guide.md").read_text()
+    [line] = re.findall(r"patches applied: (.+)", text)
+    assert line.split(", ") == [patch.id for patch in PATCHES]

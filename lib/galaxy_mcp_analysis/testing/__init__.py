@@ -6,6 +6,7 @@
 - ``rest``: ``rest`` and ``create_user`` for set-up through Galaxy's REST API.
 - ``driver_mixin``: ``McpAnalysisIntegrationMixin`` for Galaxy's ``IntegrationTestCase``.
 - ``postgres``: a throw-away PostgreSQL cluster for the PostgreSQL pass.
+- ``memory``: ``PeakRss``, a server process's peak memory growth (tests and ``make bench``).
 - ``tools_reference``: doc/tools.md from a live ``tools/list`` (``make tools-doc``).
 
 The names below are the public surface tests import from ``galaxy_mcp_analysis.testing``.
