@@ -317,10 +317,10 @@ class ToolInputs:
         if not problems:
             resolved, strict_problems = self._resolved(tool, modelled, state)
             problems += strict_problems
+        problems += self._data_problems(modelled, state)
         map_over: list[dict[str, Any]] = []
         jobs = 1
         if not problems:
-            problems += self._data_problems(modelled, state)
             map_over, jobs = self._map_over(modelled, state)
         if problems and raise_problems:
             raise problems_error(problems, f"Tool {tool.id!r} ({tool.version}) cannot run with these inputs")
@@ -712,8 +712,9 @@ def _collection_types(parameter) -> list[str]:
 
 
 def _collection_fits(actual: str, wanted: str) -> bool:
-    description = COLLECTION_TYPE_DESCRIPTION_FACTORY.for_collection_type(actual)
-    return description.can_match_type(wanted) or description.has_subcollections_of_type(wanted)
+    """The input takes this collection directly, or Galaxy maps it over the input's type (subcollections)."""
+    factory = COLLECTION_TYPE_DESCRIPTION_FACTORY
+    return factory.for_collection_type(wanted).accepts(actual) or factory.for_collection_type(actual).can_map_over(wanted)
 
 
 def _mapped_size(collection, parameter) -> int:

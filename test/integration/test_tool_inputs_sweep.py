@@ -1,0 +1,462 @@
+"""Issue 15: the preflight agrees with Galaxy over every tool of the served toolbox (sqlite pass only).
+
+(a) Each tool's own <tests> cases (Galaxy's test-case model, ``test_case_state``): their test
+    data files are not shipped in galaxy-app, so each file becomes a small synthetic dataset of
+    its declared (or suffix) datatype, each collection one built by create_collection; each case
+    must pass check_tool_inputs, and, for the default version, run_tool creates its jobs.
+(b) Requests generated from each tool's get_tool_input_schema (the defaults, each select option,
+    each conditional branch, each repeat at min and min+1 blocks) pass the check, run_tool
+    creates their jobs, and each job's parameters read back from Galaxy are the values sent.
+(c) Mutations of those requests (an unknown name at each level, an out-of-range integer, a
+    foreign select value, a parameter moved into another branch, a dataset of a type the input
+    does not accept) are refused with the path named, and nothing is created.
+
+Jobs are not waited for: Galaxy records a job's parameters when it creates it. The history is
+purged at the end, which cancels what is still queued.
+"""
+
+import concurrent.futures
+import copy
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from galaxy_mcp_analysis.testing import (
+    McpClient,
+    rest,
+)
+from galaxy_mcp_analysis.testing.client import McpToolError
+
+SYNTHETIC = {
+    "txt": "line one\nline two\n",
+    "tabular": "a\t1\nb\t2\n",
+    "bed": "chr1\t10\t20\tr1\t0\t+\nchr1\t30\t40\tr2\t0\t-\n",
+    "fasta": ">s1\nACGT\n",
+    "fastqsanger": "@r1\nACGT\n+\nIIII\n",
+    "sam": "@HD\tVN:1.0\nr1\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\n",
+    "png": "not a png\n",
+}
+SUFFIXES = {"fa": "fasta", "tab": "tabular", "tsv": "tabular"}
+UNKNOWN = "zz_not_a_parameter"
+WORKERS = 4
+
+
+def served_tool_sources():
+    import galaxy.tools
+    from galaxy.tool_util.parser import get_tool_source
+
+    from galaxy_mcp_analysis.serve.galaxy_config import (
+        NOT_COLLECTION_TOOLS,
+        TEXT_TOOLS,
+    )
+
+    tools_dir = Path(galaxy.tools.__file__).parent
+    paths = [tools_dir / "bundled" / name for name in TEXT_TOOLS] + [
+        path for path in sorted(tools_dir.glob("*.xml")) if path.name not in NOT_COLLECTION_TOOLS
+    ]
+    return [get_tool_source(str(path)) for path in paths]
+
+
+class Inputs:
+    """Synthetic datasets (one per datatype) and collections (one per shape), shared by the whole sweep."""
+
+    def __init__(self, galaxy, mcp, api_key, history_id):
+        self.galaxy, self.mcp, self.api_key, self.history_id = galaxy, mcp, api_key, history_id
+        self.datasets: dict[str, str] = {}
+        self.collections: dict[str, str] = {}
+
+    def dataset(self, ext: str) -> str:
+        if ext in ("data", "input"):
+            ext = "txt"
+        if ext not in self.datasets:
+            self.datasets[ext] = self.mcp.call_ok(
+                "create_dataset_from_text", history_id=self.history_id, content=SYNTHETIC.get(ext, "x\n"),
+                file_type=ext, name=f"synthetic.{ext}", api_key=self.api_key)["dataset_id"]
+        return self.datasets[ext]
+
+    def collection(self, collection_type: str, identifiers=None, ext="txt") -> str:
+        key = json.dumps([collection_type, identifiers, ext])
+        if key not in self.collections:
+            self.collections[key] = self.mcp.call_ok(
+                "create_collection", history_id=self.history_id, collection_type=collection_type, api_key=self.api_key,
+                element_identifiers=self._elements(collection_type, identifiers, ext))["collection_id"]
+        return self.collections[key]
+
+    def _elements(self, collection_type, identifiers, ext):
+        outer, _, inner = collection_type.partition(":")
+        names = identifiers or {"paired": ["forward", "reverse"], "paired_or_unpaired": ["unpaired"]}.get(
+            outer, ["e1", "e2"])
+        if not inner:
+            return [{"name": name, "src": "hda", "id": self.dataset(ext)} for name in names]
+        return [{"name": name, "src": "new_collection", "collection_type": inner,
+                 "element_identifiers": self._elements(inner, None, ext)} for name in names]
+
+    def from_test_file(self, value: dict) -> dict:
+        """A test case's {"class": "File"|"Collection", ...} as a reference to a synthetic item."""
+        if value.get("class") == "File":
+            suffix = value.get("path", "x.txt").rsplit(".", 1)[-1]
+            return {"src": "hda", "id": self.dataset(value.get("filetype") or SUFFIXES.get(suffix, suffix))}
+        return {"src": "hdca", "id": self.mcp.call_ok(
+            "create_collection", history_id=self.history_id, collection_type=value["collection_type"],
+            api_key=self.api_key, element_identifiers=self._test_elements(value["elements"]))["collection_id"]}
+
+    def _test_elements(self, elements):
+        result = []
+        for element in elements:
+            if element.get("class") == "Collection":
+                result.append({"name": element["identifier"], "src": "new_collection",
+                               "collection_type": element["collection_type"],
+                               "element_identifiers": self._test_elements(element["elements"])})
+            else:
+                result.append({"name": element["identifier"], **self.from_test_file(element)})
+        return result
+
+
+def replace_test_files(value, inputs: Inputs):
+    if isinstance(value, dict):
+        if value.get("class") in ("File", "Collection"):
+            return inputs.from_test_file(value)
+        return {key: replace_test_files(inner, inputs) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [replace_test_files(inner, inputs) for inner in value]
+    return value
+
+
+# ---- Requests generated from a schema ----------------------------------------------------------
+
+
+def accepted_types(description: str) -> list[str]:
+    return [part.strip() for part in description.split(" of type ", 1)[1].split(",")]
+
+
+def filled(schema: dict, inputs: Inputs):
+    """A valid value for a schema: its default, its first option or branch, a synthetic dataset."""
+    if "oneOf" in schema:  # a conditional: its first branch
+        return filled({"type": "object", **schema["oneOf"][0]}, inputs)
+    if schema.get("type") == "object" and "src" in schema.get("properties", {}):
+        kinds = schema["properties"]["src"]["enum"]
+        if "hdca" in kinds:
+            types = accepted_types(schema["description"])
+            return {"src": "hdca", "id": inputs.collection("list" if types == ["any"] else types[0])}
+        return {"src": "hda", "id": inputs.dataset(accepted_types(schema["description"])[0])}
+    if schema.get("type") == "object":
+        return {name: filled(inner, inputs) for name, inner in schema.get("properties", {}).items()}
+    if schema.get("type") == "array" and "properties" in schema.get("items", {}):
+        if "src" in schema["items"]["properties"]:
+            return [filled(schema["items"], inputs)]
+        return [filled(schema["items"], inputs) for _ in range(schema.get("minItems", 0))]
+    if "default" in schema:
+        return schema["default"]
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    return {"integer": max(schema.get("minimum", 1), 1), "number": 1.5, "string": "x", "boolean": True}.get(kind)
+
+
+def variants(schema: dict, base: dict, inputs: Inputs, at=()):
+    """(label, request): each select option, each conditional branch, each repeat at min and min+1."""
+    for name, inner in schema.get("properties", {}).items():
+        here = at + (name,)
+        if "enum" in inner:
+            for option in inner["enum"]:
+                yield f"{'.'.join(here)}={option}", set_at(base, here, option)
+        elif inner.get("type") == "array" and "enum" in inner.get("items", {}):
+            for option in inner["items"]["enum"]:
+                yield f"{'.'.join(here)}=[{option}]", set_at(base, here, [option])
+        elif "oneOf" in inner:
+            for branch in inner["oneOf"]:
+                value = filled({"type": "object", **branch}, inputs)
+                test_name = next(iter(branch["properties"]))
+                request = set_at(base, here, value)
+                yield f"{'.'.join(here)}.{test_name}={value[test_name]}", request
+                yield from variants(branch, request, inputs, here)
+        elif inner.get("type") == "object" and "src" not in inner.get("properties", {}):
+            yield from variants(inner, base, inputs, here)
+        elif inner.get("type") == "array" and "properties" in inner.get("items", {}) and \
+                "src" not in inner["items"]["properties"]:
+            low = inner.get("minItems", 0)
+            for count in (low, low + 1):
+                if count <= inner.get("maxItems", count):
+                    yield f"{'.'.join(here)}[{count} blocks]", set_at(
+                        base, here, [filled(inner["items"], inputs) for _ in range(count)])
+
+
+def set_at(request: dict, path, value) -> dict:
+    changed = copy.deepcopy(request)
+    target = changed
+    for name in path[:-1]:
+        target = target[name]
+    target[path[-1]] = value
+    return changed
+
+
+def mutations(schema: dict, base: dict, inputs: Inputs, at=()):
+    """(label, request, path that must be named) of requests the preflight must refuse."""
+    here_path = "inputs" + "".join(f".{name}" for name in at)
+    yield f"unknown name in {here_path}", set_at(base, at + (UNKNOWN,), 1) if at else {**base, UNKNOWN: 1}, \
+        f"{here_path}.{UNKNOWN}"
+    for name, inner in schema.get("properties", {}).items():
+        here = at + (name,)
+        path = f"{here_path}.{name}"
+        if "enum" in inner:
+            yield f"foreign option {path}", set_at(base, here, "zz_not_an_option"), path
+        elif inner.get("type") in ("integer", ["integer", "null"]) and "minimum" in inner:
+            yield f"below minimum {path}", set_at(base, here, inner["minimum"] - 1), path
+        elif "oneOf" in inner:
+            first, *others = inner["oneOf"]
+            test_name = next(iter(first["properties"]))
+            for other in others:
+                moved = [n for n in other["properties"] if n != test_name and n not in first["properties"]]
+                if moved:
+                    request = set_at(base, here + (moved[0],), filled(other["properties"][moved[0]], inputs))
+                    yield f"{moved[0]} moved out of its branch", request, f"{path}.{moved[0]}"
+                    break
+            yield from mutations(first, base, inputs, here)
+        elif inner.get("type") == "object" and "src" in inner.get("properties", {}):
+            if "hda" in inner["properties"]["src"]["enum"] and "data" not in accepted_types(inner["description"]):
+                yield f"wrong datatype {path}", set_at(base, here, {"src": "hda", "id": inputs.dataset("png")}), path
+        elif inner.get("type") == "object":
+            yield from mutations(inner, base, inputs, here)
+        elif inner.get("type") == "array" and "src" not in inner.get("items", {}).get("properties", {"src": 1}):
+            block = filled(inner["items"], inputs)
+            request = set_at(base, here, [block])
+            yield f"unknown name in a block of {path}", set_at(request, here, [{**block, UNKNOWN: 1}]), \
+                f"{path}[0].{UNKNOWN}"
+
+
+def flat(request: dict, schema: dict, prefix="") -> dict:
+    """Galaxy's flat form of a generated request (conditionals and sections as 'a|b', repeats as 'r_0|b')."""
+    result = {}
+    for name, value in request.items():
+        inner = schema.get("properties", {}).get(name, {})
+        if "oneOf" in inner:
+            branch = next(b for b in inner["oneOf"] if all(k in b["properties"] for k in value))
+            result.update(flat(value, branch, f"{prefix}{name}|"))
+        elif inner.get("type") == "object" and "src" not in inner.get("properties", {}):
+            result.update(flat(value, inner, f"{prefix}{name}|"))
+        elif inner.get("type") == "array" and "src" not in inner.get("items", {}).get("properties", {"src": 1}):
+            for index, block in enumerate(value):
+                result.update(flat(block, inner["items"], f"{prefix}{name}_{index}|"))
+        else:
+            result[f"{prefix}{name}"] = value
+    return result
+
+
+# ---- Comparing a job's recorded parameters with what was sent ----------------------------------
+
+
+def recorded(job: dict) -> dict:
+    """A job's parameters as Galaxy recorded them: nested, bookkeeping keys dropped."""
+    def clean(value):
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if not k.startswith("__")}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    params = {}
+    for key, value in job["params"].items():
+        try:
+            params[key] = clean(json.loads(value))
+        except (TypeError, ValueError):
+            params[key] = value
+    return params
+
+
+def disagreements(sent, stored, job_inputs, path="inputs"):
+    """Every sent value Galaxy did not record as sent (data references by id; scalars by text)."""
+    found = []
+    if isinstance(sent, dict) and "src" in sent:
+        ids = {item["id"] for item in job_inputs.values()}
+        if sent["id"] not in ids:
+            found.append(f"{path}: {sent['id']} not among the job's inputs")
+    elif isinstance(sent, dict):
+        for name, value in sent.items():
+            if not isinstance(stored, dict) or (name not in stored and not _is_data(value)):
+                found.append(f"{path}.{name}: not recorded")
+            else:
+                found += disagreements(value, stored.get(name), job_inputs, f"{path}.{name}")
+    elif isinstance(sent, list) and sent and isinstance(sent[0], dict) and "src" not in sent[0]:
+        if not isinstance(stored, list) or len(stored) != len(sent):
+            found.append(f"{path}: {len(sent)} blocks sent, {stored!r} recorded")
+        else:
+            for index, (block, kept) in enumerate(zip(sent, stored)):
+                found += disagreements(block, kept, job_inputs, f"{path}[{index}]")
+    elif isinstance(sent, list):
+        if _text(sent) != _text(stored) and not all(_is_data(v) for v in sent):
+            found.append(f"{path}: sent {sent!r}, recorded {stored!r}")
+    elif _text(sent) != _text(stored) and not (sent is None and stored in ("", None, "None")):
+        found.append(f"{path}: sent {sent!r}, recorded {stored!r}")
+    return found
+
+
+def _is_data(value):
+    return isinstance(value, dict) and "src" in value
+
+
+def _text(value):
+    if isinstance(value, list):
+        return [_text(v) for v in value]
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None else str(value)
+
+
+# ---- The sweep ------------------------------------------------------------------------------------
+
+
+@pytest.mark.sweep
+def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, api_key, record_testsuite_property):
+    from galaxy.tool_util.parameters import (
+        input_models_for_tool_source,
+        test_case_state,
+    )
+
+    started = time.monotonic()
+    history_id = mcp.call_ok("create_history", name="tool inputs sweep", api_key=api_key)["id"]
+    inputs = Inputs(galaxy, mcp, api_key, history_id)
+    counts = dict.fromkeys(
+        ("tools", "tool_versions", "modelled", "test_cases", "test_cases_galaxy_refuses", "test_cases_not_buildable",
+         "test_cases_checked", "test_cases_run", "generated", "generated_jobs", "values_compared", "mutations",
+         "mutations_refused", "tool_versions_without_buildable_inputs"), 0)
+    failures: list[str] = []
+    runs: list[tuple[str, dict, dict]] = []  # (label, tool_id, request) to run through run_tool
+    sources = served_tool_sources()
+    default_versions = {}
+    for source in sources:
+        tool_id = source.parse_id()
+        answer = mcp.call_ok("get_tool_input_schema", tool_id=tool_id, api_key=api_key)
+        default_versions[tool_id] = answer["tool_version"]
+    counts["tools"] = len(default_versions)
+
+    for source in sources:
+        tool_id, version = source.parse_id(), source.parse_version()
+        is_default = default_versions[tool_id] == version
+        counts["tool_versions"] += 1
+        answer = mcp.call_ok("get_tool_input_schema", tool_id=tool_id, tool_version=version, api_key=api_key)
+        counts["modelled"] += answer["modelled"]
+        if not answer["modelled"]:
+            continue
+        schema = answer["schema"]
+
+        # (a) the tool's own tests
+        parameters = input_models_for_tool_source(source).parameters
+        for number, test in enumerate(source.parse_tests_to_dict()["tests"]):
+            counts["test_cases"] += 1
+            label = f"{tool_id} {version} test {number + 1}"
+            try:
+                state = test_case_state(test, parameters, source.parse_profile()).tool_state.input_state
+            except Exception:  # Galaxy's own test-case model refuses it (a test naming a parameter loosely)
+                counts["test_cases_galaxy_refuses"] += 1
+                continue
+            try:
+                request = replace_test_files(state, inputs)
+            except Exception as error:  # e.g. a record or sample_sheet collection create_collection does not build
+                counts["test_cases_not_buildable"] += 1
+                print(f"  not buildable: {label}: {str(error)[:120]}")
+                continue
+            check = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id=tool_id, tool_version=version,
+                                inputs=request, api_key=api_key)
+            counts["test_cases_checked"] += 1
+            if not check["valid"]:
+                failures.append(f"{label}: refused: {check['errors']}")
+            elif is_default:
+                runs.append((label, tool_id, request, "test"))
+
+        # (b) generated requests, (c) mutations
+        try:
+            base = filled(schema, inputs)
+            generated = [("defaults", base), *variants(schema, base, inputs)]
+            refused = list(mutations(schema, base, inputs))
+        except McpToolError as error:  # sample_sheet inputs: create_collection does not build those
+            counts["tool_versions_without_buildable_inputs"] += 1
+            print(f"  no generated requests for {tool_id} {version}: {str(error)[:160]}")
+            continue
+        for number, (label, request) in enumerate(generated):
+            counts["generated"] += 1
+            sent = flat(request, schema) if number % 2 else request  # half in Galaxy's flat form
+            check = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id=tool_id, tool_version=version,
+                                inputs=sent, api_key=api_key)
+            if not check["valid"]:
+                failures.append(f"{tool_id} {version} {label}: refused: {check['errors']}")
+            elif is_default:
+                runs.append((f"{tool_id} {label}", tool_id, sent, request))
+        for label, request, path in refused:
+            counts["mutations"] += 1
+            check = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id=tool_id, tool_version=version,
+                                inputs=request, api_key=api_key)
+            if check["valid"] or path not in {error["path"] for error in check["errors"]}:
+                failures.append(f"{tool_id} {version} {label}: not refused at {path}: {check['errors']}")
+                continue
+            if is_default:
+                error = mcp.call_error("run_tool", history_id=history_id, tool_id=tool_id, inputs=request,
+                                       api_key=api_key)
+                if not error.startswith("[VALIDATION_ERROR]") or f"- {path}:" not in error:
+                    failures.append(f"{tool_id} {label}: run_tool answered {error[:200]}")
+                    continue
+            counts["mutations_refused"] += 1
+    jobs_before_runs = len(rest(galaxy.galaxy_url, f"/api/jobs?history_id={history_id}&limit=1000", api_key))
+    checked_at = time.monotonic()
+
+    # Run every accepted request through run_tool, concurrently; read each job's parameters back at once.
+    def run(item):
+        label, tool_id, sent, expected = item
+        with McpClient(galaxy.mcp_url) as client:
+            result = client.call("run_tool", {"history_id": history_id, "tool_id": tool_id, "inputs": sent,
+                                              "api_key": api_key})
+        if result.isError:
+            return label, [f"run_tool failed: {result.content[0].text[:300]}"], 0, 0
+        answer = json.loads(result.content[0].text)
+        if not answer["jobs"] or answer.get("errors"):
+            return label, [f"no job created: {answer.get('errors')}"], 0, 0
+        if expected == "test":
+            return label, [], len(answer["jobs"]), 0
+        job = rest(galaxy.galaxy_url, f"/api/jobs/{answer['jobs'][0]['id']}?full=true", api_key)
+        problems = disagreements(expected, recorded(job), job["inputs"])
+        return label, problems, len(answer["jobs"]), sum(1 for _ in _leaves(expected))
+
+    created_jobs = 0
+    with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
+        for label, problems, jobs, compared in pool.map(run, runs):
+            created_jobs += jobs
+            failures += [f"{label}: {problem}" for problem in problems]
+            if not problems:
+                if compared:
+                    counts["generated_jobs"] += 1
+                    counts["values_compared"] += compared
+                else:
+                    counts["test_cases_run"] += 1
+    jobs_after = len(rest(galaxy.galaxy_url, f"/api/jobs?history_id={history_id}&limit=1000", api_key))
+    if jobs_after - jobs_before_runs != created_jobs:
+        failures.append(f"jobs created: {jobs_after - jobs_before_runs}, run_tool reported {created_jobs}")
+    mcp.call_ok("get_history_details", history_id=history_id, api_key=api_key)
+    rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key, {"purge": True}, method="DELETE")
+
+    counts["jobs_before_runs_from_refused_mutations"] = jobs_before_runs - len(inputs.datasets)
+    print(f"\ntool inputs sweep ({time.monotonic() - started:.0f} s; checks {checked_at - started:.0f} s): "
+          + ", ".join(f"{key} {value}" for key, value in counts.items()))
+    for key, value in counts.items():
+        record_testsuite_property(f"tool_inputs_sweep_{key}", value)
+    # Only the uploads of the synthetic datasets made jobs before the runs: no refused mutation created one.
+    assert counts["jobs_before_runs_from_refused_mutations"] == 0, counts
+    assert counts["tools"] >= 30 and counts["modelled"] == counts["tool_versions"]
+    assert counts["test_cases_checked"] >= 80 and counts["mutations"] >= 100
+    assert not failures, f"{len(failures)} disagreements:\n" + "\n".join(failures[:40])
+
+
+def _leaves(value):
+    if isinstance(value, dict) and "src" not in value:
+        for inner in value.values():
+            yield from _leaves(inner)
+    elif isinstance(value, list) and value and isinstance(value[0], dict) and "src" not in value[0]:
+        for inner in value:
+            yield from _leaves(inner)
+    else:
+        yield value
