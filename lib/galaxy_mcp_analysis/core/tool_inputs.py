@@ -228,6 +228,24 @@ def is_legacy_batch(value: Any) -> bool:
     return isinstance(value, Mapping) and "values" in value and "__class__" not in value and "src" not in value
 
 
+def map_values(state: Mapping[str, Any], parameters: Sequence, change) -> dict[str, Any]:
+    """A copy of a nested state, ``change(parameter, value)`` applied to the value of every parameter that is not a
+    group (conditionals, sections and repeats are walked into); unknown names are kept as they are."""
+    result: dict[str, Any] = {}
+    level = by_name(parameters)
+    for name, value in state.items():
+        parameter = level.get(name)
+        kind = getattr(parameter, "parameter_type", None)
+        if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
+            value = map_values(value, level_parameters(parameter), change)
+        elif kind == REPEAT and isinstance(value, list):
+            value = [map_values(b, level_parameters(parameter), change) if isinstance(b, Mapping) else b for b in value]
+        elif parameter is not None:
+            value = change(parameter, value)
+        result[name] = value
+    return result
+
+
 def normalise(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
     """A copy of a nested state with the value forms Galaxy's legacy API accepts made typed.
 
@@ -236,27 +254,12 @@ def normalise(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
     comma-separated string for a multiple select becomes a list; "" for an optional number
     becomes null. Anything else is left for validation to judge.
     """
-    result: dict[str, Any] = {}
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        result[name] = value if parameter is None else _normalised(parameter, value)
-    return result
+    return map_values(state, parameters, _normalised)
 
 
 def _normalised(parameter, value: Any) -> Any:
     kind = parameter.parameter_type
-    if kind == CONDITIONAL and isinstance(value, Mapping):
-        test = parameter.test_parameter
-        inner = dict(value)
-        if test.name in inner:
-            inner[test.name] = _normalised(test, inner[test.name])
-        return normalise(inner, level_parameters(parameter))
-    if kind == SECTION and isinstance(value, Mapping):
-        return normalise(value, level_parameters(parameter))
-    if kind == REPEAT and isinstance(value, list):
-        return [normalise(block, level_parameters(parameter)) if isinstance(block, Mapping) else block for block in value]
-    if kind in (DATA, COLLECTION):
+    if kind in GROUPS or kind in (DATA, COLLECTION):
         return value
     multiple = bool(getattr(parameter, "multiple", False))
     if multiple and kind in ("gx_select", "gx_data_column", "gx_genomebuild", "gx_group_tag", "gx_drill_down"):
@@ -301,19 +304,13 @@ def _scalar(kind: str, value: Any, parameter) -> Any:
 
 def request_form(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
     """The state as Galaxy's request model reads it: legacy batch wrappers in the model's ``__class__`` form."""
-    result: dict[str, Any] = {}
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        kind = getattr(parameter, "parameter_type", None)
-        if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            value = request_form(value, level_parameters(parameter))
-        elif kind == REPEAT and isinstance(value, list):
-            value = [request_form(block, level_parameters(parameter)) if isinstance(block, Mapping) else block for block in value]
-        elif kind in (DATA, COLLECTION) and is_legacy_batch(value):
-            value = _model_batch(value, parameter)
-        result[name] = value
-    return result
+
+    def model_form(parameter, value):
+        if parameter.parameter_type in (DATA, COLLECTION) and is_legacy_batch(value):
+            return _model_batch(value, parameter)
+        return value
+
+    return map_values(state, parameters, model_form)
 
 
 def _model_batch(value: Mapping[str, Any], parameter) -> Any:
@@ -331,40 +328,17 @@ def _model_batch(value: Mapping[str, Any], parameter) -> Any:
 
 def legacy_batches(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
     """The reverse of ``request_form`` for batch values: ``{"batch": true, "values": [...]}`` as run_tool takes them."""
-    result: dict[str, Any] = {}
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        kind = getattr(parameter, "parameter_type", None)
-        if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            value = legacy_batches(value, level_parameters(parameter))
-        elif kind == REPEAT and isinstance(value, list):
-            value = [legacy_batches(b, level_parameters(parameter)) if isinstance(b, Mapping) else b for b in value]
-        elif isinstance(value, Mapping) and value.get("__class__") == "Batch":
-            value = {"batch": True, **{k: v for k, v in value.items() if k != "__class__"}}
-        result[name] = value
-    return result
+
+    def legacy_form(parameter, value):
+        if isinstance(value, Mapping) and value.get("__class__") == "Batch":
+            return {"batch": True, **{k: v for k, v in value.items() if k != "__class__"}}
+        return value
+
+    return map_values(state, parameters, legacy_form)
 
 
-def batch_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
-    """``(path, parameter, batch value)`` of every data input given in batch (map-over) form."""
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        kind = getattr(parameter, "parameter_type", None)
-        here = join_path(path, name)
-        if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            yield from batch_values(value, level_parameters(parameter), here)
-        elif kind == REPEAT and isinstance(value, list):
-            for index, block in enumerate(value):
-                if isinstance(block, Mapping):
-                    yield from batch_values(block, level_parameters(parameter), join_path(here, index))
-        elif kind in (DATA, COLLECTION) and is_legacy_batch(value) and value.get("batch"):
-            yield here, parameter, value
-
-
-def data_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
-    """``(path, parameter, reference)`` of every ``{src, id}`` given to a data input of the selected branches."""
+def leaf_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
+    """``(path, parameter, value)`` of every parameter given that is not a group, in the selected branches only."""
     level = by_name(parameters)
     for name, value in state.items():
         parameter = level.get(name)
@@ -373,14 +347,28 @@ def data_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inp
         if kind == CONDITIONAL and isinstance(value, Mapping):
             when = selected_when(parameter, value)
             if when is not None:
-                yield from data_values(value, when.parameters, here)
+                yield from leaf_values(value, [parameter.test_parameter, *when.parameters], here)
         elif kind == SECTION and isinstance(value, Mapping):
-            yield from data_values(value, level_parameters(parameter), here)
+            yield from leaf_values(value, level_parameters(parameter), here)
         elif kind == REPEAT and isinstance(value, list):
             for index, block in enumerate(value):
                 if isinstance(block, Mapping):
-                    yield from data_values(block, level_parameters(parameter), join_path(here, index))
-        elif kind in (DATA, COLLECTION):
+                    yield from leaf_values(block, level_parameters(parameter), join_path(here, index))
+        elif parameter is not None and kind not in GROUPS:
+            yield here, parameter, value
+
+
+def batch_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
+    """``(path, parameter, batch value)`` of every data input given in batch (map-over) form."""
+    for here, parameter, value in leaf_values(state, parameters, path):
+        if parameter.parameter_type in (DATA, COLLECTION) and is_legacy_batch(value) and value.get("batch"):
+            yield here, parameter, value
+
+
+def data_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
+    """``(path, parameter, reference)`` of every ``{src, id}`` given to a data input of the selected branches."""
+    for here, parameter, value in leaf_values(state, parameters, path):
+        if parameter.parameter_type in (DATA, COLLECTION):
             yield from _references(value, parameter, here)
 
 

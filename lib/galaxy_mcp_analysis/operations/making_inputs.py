@@ -136,10 +136,14 @@ class MakingInputs:
 
     def _writable_history(self, history_id: str):
         """The caller's own history (Galaxy's HistoryManager decides), else a coded error."""
+        return self._history(history_id, write=True)
+
+    def _history(self, history_id: str, write: bool):
+        """The history, if the caller may write it (``write``) or read it; else a coded error."""
+        histories = self.app[HistoryManager]
+        get = histories.get_mutable if write else histories.get_accessible
         try:
-            return self.app[HistoryManager].get_mutable(
-                self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history
-            )
+            return get(self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history)
         except exceptions.MalformedId:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
@@ -157,6 +161,12 @@ class MakingInputs:
                 ErrorCode.CONFLICT,
                 f"History {history_id} is purged or archived; nothing can be added to it.",
                 "Create a new history with create_history(name) and work there.",
+            ) from None
+        except exceptions.ItemAccessibilityException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"History {history_id} is not accessible to this API key's user.",
+                "Use one of your histories (list_histories()) or one shared with you.",
             ) from None
         except exceptions.ItemOwnershipException:
             raise AnalysisError(

@@ -155,7 +155,7 @@ class ToolInputs:
     ) -> dict[str, Any]:
         tool = self._tool_for(tool_id, tool_version)
         if history_id is not None:
-            self._readable_history(history_id)
+            self._history(history_id, write=False)
         modelled = self._modelled(tool)
         answer: dict[str, Any] = {"tool_id": tool.id, "tool_version": tool.version, "name": tool.name}
         if modelled is None:
@@ -183,30 +183,6 @@ class ToolInputs:
             "forms": "run_tool takes this nested form or Galaxy's flat 'cond|param' / 'rep_0|param' keys; "
             'map a collection over a dataset input with {"batch": true, "values": [{"src": "hdca", "id": ...}]}.',
         }
-
-    def _readable_history(self, history_id: str):
-        from galaxy.managers.histories import HistoryManager
-
-        try:
-            return self.app[HistoryManager].get_accessible(
-                self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history
-            )
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"history_id {history_id!r} is not a valid encoded id.",
-                "Pass an `id` from list_histories() or create_history(name).",
-            ) from None
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND, f"No history with id {history_id} exists.", "List yours with list_histories()."
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} is not accessible to this API key's user.",
-                "Use one of your histories (list_histories()).",
-            ) from None
 
     def _dynamic_options(self, tool, names: tuple[str, ...]) -> list[tuple[str, str]] | None:
         """A dynamic select's options as Galaxy's tool form computes them for this user, or None."""
@@ -538,7 +514,7 @@ def _parameter_schema(parameter) -> dict[str, Any] | None:
         if default is not None:
             schema["default"] = default
     elif kind == "gx_data_column":
-        schema = {"type": "integer", "minimum": 1, "description": "1-based column number of the input dataset"}
+        schema = {"type": "integer", "description": "1-based column number of the input dataset"}
         if getattr(parameter, "multiple", False):
             schema = {"type": "array", "items": schema}
         if parameter.value not in (None, 0):
@@ -551,7 +527,12 @@ def _parameter_schema(parameter) -> dict[str, Any] | None:
         types = _collection_types(parameter)
         schema = _reference_schema(COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
     elif kind == "gx_rules":
-        schema = {"type": "object", "description": "rule builder rules: {rules, mapping}"}
+        schema = {
+            "type": "object",
+            "description": "rule builder rules",
+            "properties": {"rules": {"type": "array"}, "mapping": {"type": "array"}},
+            "required": ["rules", "mapping"],
+        }
     elif kind == rules.CONDITIONAL:
         schema = _conditional_schema(parameter)
     elif kind == rules.SECTION:

@@ -102,13 +102,11 @@ def create_collection(
 STOCK_DESCRIPTIONS = {
     "run_tool": """Run a Galaxy tool in a history; returns the jobs and outputs it created. Not idempotent.
 
-    Inputs are checked first, against Galaxy's typed model of the tool (get_tool_input_schema shows
-    it; check_tool_inputs is the dry run): every problem is reported at once in one
-    [VALIDATION_ERROR] with its path (unknown names with the closest valid ones, select values,
-    parameters of an unselected conditional branch, missing inputs, types, datatypes Galaxy cannot
-    convert), and nothing is queued. inputs: nested ({"cond": {"test": "a", "p": 1}, "rep": [{...}]})
-    or Galaxy's flat names ("cond|p", "rep_0|p"); numbers may be strings. Values: {"src": "hda",
-    "id": "<id>"} (dataset), {"src": "hdca", "id": "<id>"} (collection), or plain.
+    inputs are checked first against the tool's model (get_tool_input_schema; dry run:
+    check_tool_inputs); every problem (unknown name, option, unselected branch, missing, type,
+    datatype) is reported at once with its path and nothing is queued. Nested form or Galaxy's flat
+    names ("cond|p", "rep_0|p"). Values: {"src": "hda", "id": "<id>"} (dataset), {"src": "hdca",
+    "id": "<id>"} (collection), or plain.
 
     Map-over (one job per collection element): give a single-dataset input the batch form
     {"input": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}}. Example:
@@ -120,8 +118,8 @@ STOCK_DESCRIPTIONS = {
 
     Returns jobs (wait with wait_for_jobs(job_ids=...)), outputs, output_collections, mapped_over,
     implicit_collections [{id, hid, name, collection_type, element_count, populated_state,
-    output_name}], inputs_checked (false: a tool Galaxy's model cannot describe, sent unchecked).
-    Errors: [VALIDATION_ERROR] the inputs (each path listed); [NOT_FOUND] unknown tool (search_tools)
+    output_name}], inputs_checked (false: Galaxy cannot model the tool; sent unchecked).
+    Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools)
     or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
     """,
