@@ -2,9 +2,9 @@
 
 Cold is the first call for a tool in a freshly started server (one sample per tool: the
 cache then holds it until the toolbox reloads); warm is the median of ``reps`` later calls.
-The preflight is measured as check_tool_inputs (the same check, one MCP round trip, nothing
-created) against run_tool with the same inputs and against Galaxy's own POST /api/tools,
-which runs the same request without any check.
+The preflight's cost is bounded by run_tool (MCP, preflight) against Galaxy's own
+POST /api/tools with the same inputs (REST, no check): the difference also holds MCP's
+per-call overhead. check_tool_inputs (the same check as a dry run) is printed beside them.
 """
 
 import json
@@ -62,11 +62,11 @@ def run(galaxy, mcp, reps: int) -> dict:
         times["rest"].append(timed(via_rest)[0])
     for name, samples in times.items():
         results[f"{name}_p50_ms"] = 1000 * statistics.median(samples)
-    results["preflight_share"] = (results["check_tool_inputs_p50_ms"] - results["sort1_warm_p50_ms"]) / results[
-        "run_tool_p50_ms"]
-    print(f"  sort1 p50 over {reps} calls: run_tool (with preflight) {results['run_tool_p50_ms']:.1f} ms, "
-          f"POST /api/tools (no check) {results['rest_p50_ms']:.1f} ms, check_tool_inputs "
-          f"{results['check_tool_inputs_p50_ms']:.1f} ms; preflight ~ check minus one warm schema call = "
-          f"{100 * results['preflight_share']:.0f}% of run_tool (target <= 10%)")
+    # An upper bound: MCP's own per-call overhead is in it too.
+    results["preflight_share"] = results["run_tool_p50_ms"] / results["rest_p50_ms"] - 1
+    print(f"  sort1 p50 over {reps} calls: run_tool (MCP, with preflight) {results['run_tool_p50_ms']:.1f} ms, "
+          f"POST /api/tools (REST, no check) {results['rest_p50_ms']:.1f} ms -> preflight + MCP overhead "
+          f"{100 * results['preflight_share']:.0f}% (target <= 10%); check_tool_inputs alone "
+          f"{results['check_tool_inputs_p50_ms']:.1f} ms")
     rest(galaxy.galaxy_url, f"/api/histories/{history}", key, {"purge": True}, method="DELETE")
     return results

@@ -253,7 +253,8 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
         rows.append(("pasted upload to ok, MCP polling / REST polling", upload["polling_over_rest"], "about 1"))
     tool_inputs = results.get("tool_inputs") or {}
     if tool_inputs:
-        rows.append(("run_tool preflight share of a sort1 run_tool, p50", tool_inputs["preflight_share"], "<= 0.10"))
+        rows.append(("sort1 run_tool (MCP + preflight) / POST /api/tools, p50, minus 1", tool_inputs["preflight_share"],
+                     "<= 0.10"))
     context = results.get("context") or {}
     stock_context = results.get("context_stock") or {}
     galaxy_mcp = results.get("context_galaxy_mcp") or moved.get("galaxy_mcp_context") or {}

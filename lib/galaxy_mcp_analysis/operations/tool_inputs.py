@@ -63,6 +63,7 @@ class ModelledTool:
     """What is computed once per loaded tool (id and version) and kept until the toolbox reloads."""
 
     parameters: list
+    bundle: Any
     relaxed_model: Any
     request_model: Any
     schema: dict[str, Any]
@@ -137,6 +138,7 @@ class ToolInputs:
         parameters = list(tool.parameters)
         modelled = ModelledTool(
             parameters=parameters,
+            bundle=ToolParameterBundleModel(parameters=parameters),
             relaxed_model=create_field_model(parameters, f"{tool.id}_relaxed", "relaxed_request"),
             request_model=create_field_model(parameters, f"{tool.id}_request", "request"),
             schema=_object_schema(parameters, top=True),
@@ -305,7 +307,7 @@ class ToolInputs:
 
     def _resolved(self, tool, modelled: ModelledTool, state: dict) -> tuple[dict | None, list[InputProblem]]:
         """What Galaxy would run: the strict request with every static default filled in."""
-        bundle = ToolParameterBundleModel(parameters=modelled.parameters)
+        bundle = modelled.bundle
         form = rules.request_form(state, modelled.parameters)
         try:
             strict = strictify(RelaxedRequestToolState(copy.deepcopy(form)), bundle)
