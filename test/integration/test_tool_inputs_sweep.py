@@ -53,6 +53,8 @@ CONTENT_DEPENDENT = {
     "__RELABEL_FROM_FILE__ 1.1.0 test 3": "column 3 of the test's mapping file; the synthetic file has 2 columns",
     "__RELABEL_FROM_FILE__ 1.1.0 test 4": "the test's mapping file lists other identifiers",
     "__SORTLIST__ 1.0.0 test 1": "the test's sort file lists the collection's identifiers",
+    "sort1 1.2.0 test 3": "column 9 of the test's a.tab; the synthetic table has 2 columns",
+    "__TAG_FROM_FILE__ 1.0.0 test 2": "the test's tags file names the collection's identifiers",
     "__SORTLIST__ 1.0.0 sort_type.sort_type=file": "the sort file must list the collection's identifiers",
 }
 UNKNOWN = "zz_not_a_parameter"
