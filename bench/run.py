@@ -29,6 +29,7 @@ import bench_concurrency  # noqa: E402
 import bench_context  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_reading  # noqa: E402
+import bench_tool_inputs  # noqa: E402
 import bench_upload  # noqa: E402
 import standalone_galaxy_mcp  # noqa: E402
 from conftest import STOCK_TOOLS  # noqa: E402  (bench/common put test/ on the path)
@@ -37,7 +38,7 @@ from galaxy_mcp_analysis.testing import (  # noqa: E402
     McpClient,
 )
 
-SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections"]
+SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections", "tool_inputs"]
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -67,6 +68,7 @@ def parse_args(argv):
     parser.add_argument("--upload-reps", type=int, default=10, help="pasted uploads on each side (10)")
     parser.add_argument("--collection-sizes", type=int_list, default=[1000, 10000], help="list sizes (1000,10000)")
     parser.add_argument("--collection-reps", type=int, default=5, help="repetitions per list size (5)")
+    parser.add_argument("--tool-inputs-reps", type=int, default=20, help="tool inputs: calls per figure (20)")
     parser.add_argument("--no-stock", action="store_true", help="skip starting a stock Galaxy for comparison")
     parser.add_argument("--no-galaxy-mcp", action="store_true", help="skip the standalone galaxy-mcp server")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".galaxy-bench",
@@ -155,6 +157,9 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
         if "collections" in only:
             section("collections", "collections", results, bench_collections.run, galaxy, mcp,
                     args.collection_sizes, args.collection_reps)
+        if "tool_inputs" in only:
+            section("tool_inputs", "tool inputs: schemas and the run_tool preflight", results, bench_tool_inputs.run,
+                    galaxy, mcp, args.tool_inputs_reps)
 
 
 def galaxy_mcp_context(script, galaxy, workdir) -> dict:
@@ -246,6 +251,10 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
     if upload:
         rows.append(("pasted upload to ok, wait_for_jobs / REST polling", upload["wait_for_jobs_over_rest"], "about 1"))
         rows.append(("pasted upload to ok, MCP polling / REST polling", upload["polling_over_rest"], "about 1"))
+    tool_inputs = results.get("tool_inputs") or {}
+    if tool_inputs:
+        rows.append(("sort1 run_tool (MCP + preflight) / POST /api/tools, p50, minus 1", tool_inputs["preflight_share"],
+                     "<= 0.10"))
     context = results.get("context") or {}
     stock_context = results.get("context_stock") or {}
     galaxy_mcp = results.get("context_galaxy_mcp") or moved.get("galaxy_mcp_context") or {}

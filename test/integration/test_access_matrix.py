@@ -210,6 +210,14 @@ ROWS = [
     Row("upload_file_from_url", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "url": i.url}),
     Row("get_tool_details", "no item", LISTING, lambda i, w, c: {"tool_id": "Cut1", "io_details": True}),
     Row("get_server_info", "no item", LISTING, lambda i, w, c: {}),
+    Row("get_tool_input_schema", "history", READ, lambda i, w, c: {"tool_id": "cat1", "history_id": i.history_id},
+        lambda i: f"/api/histories/{i.history_id}"),
+    # A dry run of run_tool: the history must be the caller's to run in, the inputs the caller's to read.
+    Row("check_tool_inputs", "history", WRITE, lambda i, w, c: {
+        "history_id": i.history_id, "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}}),
+    Row("check_tool_inputs", "input", READ, lambda i, w, c: {
+        "history_id": own_history(w, c), "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
 ]
 
 

@@ -247,6 +247,11 @@ def replay(t: Transcript) -> None:
     assert pages["SA01"] == 3  # 116 bytes of headers in 64-byte ranges, whole lines each
 
     # ---- two more tools mapped over the previous step's implicit collection ----
+    t.block = "check"
+    wc_inputs = {"input1": {"src": "hdca", "id": headers}, "options": ["lines"], "include_header": True}
+    checked = t.ok("check_tool_inputs", history_id=history_id, tool_id="wc_gnu", inputs=wc_inputs,
+                   show=["valid", "errors", "jobs_expected", "mapped_over", "resolved_inputs"])
+    assert (checked["valid"], checked["errors"], checked["jobs_expected"]) == (True, [], 4)
     t.block = "chain"
     counted = t.ok("run_tool", history_id=history_id, tool_id="wc_gnu", show=RUN_SHOWN,
                    inputs={"input1": {"src": "hdca", "id": headers}, "options": ["lines"], "include_header": True})

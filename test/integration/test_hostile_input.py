@@ -122,6 +122,9 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "get_job_details": {"dataset_id": ids.dataset},
         "download_dataset": {"dataset_id": ids.dataset},
         "get_server_info": {},
+        "get_tool_input_schema": {"tool_id": "cat1", "history_id": ids.history},
+        "check_tool_inputs": {"history_id": ids.history, "tool_id": "cat1",
+                              "inputs": {"input1": {"src": "hda", "id": ids.dataset}}},
     }
 
 

@@ -43,7 +43,6 @@ from galaxy_mcp_analysis.core.map_over import (
     input_references,
     map_over_hint,
     one_per_name,
-    plan_map_over,
 )
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
@@ -137,10 +136,14 @@ class MakingInputs:
 
     def _writable_history(self, history_id: str):
         """The caller's own history (Galaxy's HistoryManager decides), else a coded error."""
+        return self._history(history_id, write=True)
+
+    def _history(self, history_id: str, write: bool):
+        """The history, if the caller may write it (``write``) or read it; else a coded error."""
+        histories = self.app[HistoryManager]
+        get = histories.get_mutable if write else histories.get_accessible
         try:
-            return self.app[HistoryManager].get_mutable(
-                self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history
-            )
+            return get(self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history)
         except exceptions.MalformedId:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
@@ -158,6 +161,12 @@ class MakingInputs:
                 ErrorCode.CONFLICT,
                 f"History {history_id} is purged or archived; nothing can be added to it.",
                 "Create a new history with create_history(name) and work there.",
+            ) from None
+        except exceptions.ItemAccessibilityException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"History {history_id} is not accessible to this API key's user.",
+                "Use one of your histories (list_histories()) or one shared with you.",
             ) from None
         except exceptions.ItemOwnershipException:
             raise AnalysisError(
@@ -303,22 +312,31 @@ class MakingInputs:
     # ---- Map-over in Galaxy's run_tool / get_tool_details -----------------------------------
 
     def run_tool(self, history_id: str, tool_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Galaxy's run_tool, with bare collections on dataset inputs mapped over (core.map_over)."""
+        """Galaxy's run_tool, its inputs checked first (operations.tool_inputs), bare collections mapped over."""
         _require_tool_id(tool_id)
         tool = self._get_toolbox_tool(tool_id)
-        plan = plan_map_over(data_inputs(tool.inputs) if tool else [], inputs)
-        # Galaxy's own refusal of an unreadable input names the dataset; this one names only its id.
-        references = [
-            ElementReference(f"inputs.{path}", src, item_id) for path, src, item_id in input_references(inputs)
-        ]
-        self._check_element_references(references, False, "Inputs of the tool run")
-        result = super().run_tool(history_id, tool_id, plan.inputs)
-        result["mapped_over"] = plan.mapped_over
+        self._check_input_references(inputs)
+        if tool is None:
+            return super().run_tool(history_id, tool_id, inputs)  # Galaxy names the unknown tool
+        self._writable_history(history_id)
+        checked = self.preflight(tool, inputs, raise_problems=True)
+        result = super().run_tool(history_id, tool_id, checked.flat)
+        result["mapped_over"] = checked.mapped_over
+        result["inputs_checked"] = checked.modelled
+        if not checked.modelled:
+            result["inputs_not_checked_because"] = checked.reason
         result["implicit_collections"] = [
             {"id": hdca["id"], **collection_fields(hdca), "output_name": hdca.get("output_name")}
             for hdca in result.get("implicit_collections", [])
         ]
         return result
+
+    def _check_input_references(self, inputs: Any) -> None:
+        """Every item the inputs name exists and is the caller's to read; the error names only ids."""
+        references = [
+            ElementReference(f"inputs.{path}", src, item_id) for path, src, item_id in input_references(inputs)
+        ]
+        self._check_element_references(references, False, "Inputs of the tool run")
 
     def get_tool_details(self, tool_id: str, io_details: bool = False) -> dict[str, Any]:
         """Galaxy's tool details; with io_details each dataset input says how to give it a collection."""

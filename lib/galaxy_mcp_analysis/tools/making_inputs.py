@@ -102,9 +102,11 @@ def create_collection(
 STOCK_DESCRIPTIONS = {
     "run_tool": """Run a Galaxy tool in a history; returns the jobs and outputs it created. Not idempotent.
 
-    inputs uses Galaxy's flat parameter names (see get_tool_details(tool_id, io_details=True)):
-    "cond|param" inside a conditional or section, "queries_0|input2" in the first repeat. Values:
-    {"src": "hda", "id": "<id>"} (dataset), {"src": "hdca", "id": "<id>"} (collection), or plain.
+    inputs are checked first against the tool's model (get_tool_input_schema; dry run:
+    check_tool_inputs); every problem (unknown name, option, unselected branch, missing, type,
+    datatype) is reported at once with its path and nothing is queued. Nested form or Galaxy's flat
+    names ("cond|p", "rep_0|p"). Values: {"src": "hda", "id": "<id>"} (dataset), {"src": "hdca",
+    "id": "<id>"} (collection), or plain.
 
     Map-over (one job per collection element): give a single-dataset input the batch form
     {"input": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}}. Example:
@@ -112,14 +114,13 @@ STOCK_DESCRIPTIONS = {
                  inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
     A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you and listed in
     mapped_over [{input, collection_id}]. Never wrapped: data_collection inputs, multiple="true"
-    inputs (they take the whole collection in one job), values already in batch form. Two mapped
-    inputs are matched element by element.
+    inputs (they take the whole collection in one job). Two mapped inputs are matched element by element.
 
     Returns jobs (wait with wait_for_jobs(job_ids=...)), outputs, output_collections, mapped_over,
     implicit_collections [{id, hid, name, collection_type, element_count, populated_state,
-    output_name}] (the per-element outputs).
-    Errors: [NOT_FOUND] unknown tool (search_tools) or dataset; [VALIDATION_ERROR] wrong parameter
-    names or shapes (get_tool_details); [AUTHORIZATION_ERROR] inputs you cannot read.
+    output_name}], inputs_checked (false: Galaxy cannot model the tool; sent unchecked).
+    Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools)
+    or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
     """,
     "get_tool_details": """Describe a tool: id, name, version, help; with io_details=True its inputs and outputs.
@@ -128,9 +129,10 @@ STOCK_DESCRIPTIONS = {
     inputs carry map_over, the exact batch value that runs the tool once per element; true means the
     collection itself is the input (data_collection or multiple="true"). Dataset inputs inside
     conditionals, sections and repeats are listed in nested_data_inputs by flat run_tool name.
+    Select options, conditional branches, defaults and a template: get_tool_input_schema(tool_id).
     Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
     "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
     Errors: [NOT_FOUND] unknown tool id (search_tools finds ids).
-    Next: run_tool(history_id, tool_id, inputs); get_tool_run_examples(tool_id).
+    Next: get_tool_input_schema(tool_id); check_tool_inputs; run_tool(history_id, tool_id, inputs).
     """,
 }

@@ -1,0 +1,789 @@
+"""Tool inputs an agent gets right the first time: schemas, the preflight, dry runs.
+
+Everything here reads Galaxy's own typed model of a tool's parameters (``tool.parameters``,
+``galaxy.tool_util_models.parameters``) and validates with Galaxy's request model
+(``RelaxedRequestToolState``, then ``strictify``), as ``JobsService.create`` does. The
+compact JSON Schema is a rendering of that model, not a second one. The value forms
+Galaxy's legacy tool API accepts are normalised first (``core.tool_inputs``); what is left
+is refused with its path, in one ``[VALIDATION_ERROR]``, before anything is queued.
+"""
+
+import copy
+import threading
+import weakref
+from collections.abc import (
+    Collection,
+    Mapping,
+    Sequence,
+)
+from dataclasses import (
+    dataclass,
+    field,
+)
+from typing import Any
+
+from galaxy import exceptions
+from galaxy.managers.collections import DatasetCollectionManager
+from galaxy.model.dataset_collections.type_description import COLLECTION_TYPE_DESCRIPTION_FACTORY
+from galaxy.tool_util.parameters import (
+    fill_static_defaults,
+    RelaxedRequestToolState,
+    strictify,
+    ToolParameterBundleModel,
+)
+from galaxy.tool_util_models.parameters import create_field_model
+from pydantic import ValidationError
+
+from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+from galaxy_mcp_analysis.core.input_problems import (
+    InputProblem,
+    INVALID_VALUE,
+    MISSING_REQUIRED,
+    problems_error,
+    WRONG_TYPE,
+)
+from galaxy_mcp_analysis.core.map_over import (
+    DataInput,
+    map_over_hint,
+    plan_map_over,
+)
+from galaxy_mcp_analysis.operations.making_inputs import data_inputs
+
+#: Data request kinds a dataset input takes; a collection input takes hdca (or dce).
+DATA_SOURCES = ["hda", "ldda", "dce"]
+COLLECTION_SOURCES = ["hdca", "dce"]
+
+
+@dataclass
+class ModelledTool:
+    """What is computed once per loaded tool (id and version) and kept until the toolbox reloads."""
+
+    parameters: list
+    bundle: Any
+    relaxed_model: Any
+    request_model: Any
+    schema: dict[str, Any]
+    template: dict[str, Any]
+    data_inputs: list[dict[str, Any]]
+    dynamic_selects: list[tuple[str, ...]] = field(default_factory=list)
+
+
+#: (tool id, version) -> (weak reference to the loaded Tool, ModelledTool). A toolbox reload
+#: loads new Tool objects, so an entry whose tool is gone or replaced is stale.
+_CACHE: dict[tuple[str, str], tuple[Any, ModelledTool]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+@dataclass
+class Preflight:
+    """The outcome of checking one run_tool request."""
+
+    modelled: bool
+    problems: list[InputProblem]
+    #: The nested state, normalised (legacy batch wrappers kept), and the flat form sent to Galaxy.
+    state: dict[str, Any] = field(default_factory=dict)
+    flat: dict[str, Any] = field(default_factory=dict)
+    #: Bare collections wrapped into the batch form: [{input, collection_id}].
+    mapped_over: list[dict[str, Any]] = field(default_factory=list)
+    resolved: dict[str, Any] | None = None
+    jobs_expected: int = 1
+    map_over: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+
+
+class ToolInputs:
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans`` and managers)."""
+
+    # ---- The model of one tool -----------------------------------------------------------------
+
+    def _tool_for(self, tool_id: str, tool_version: str | None = None):
+        if not isinstance(tool_id, str) or not tool_id.strip():
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "tool_id is empty.",
+                "Find a tool id with search_tools(query), e.g. search_tools('sort') -> 'sort1'.",
+            )
+        tool = self.app.toolbox.get_tool(tool_id, tool_version=tool_version) if tool_version else None
+        if tool_version and tool is not None and tool.version != tool_version:
+            tool = None
+        if not tool_version:
+            tool = self._get_toolbox_tool(tool_id)
+        if tool is None or not tool.allow_user_access(self.trans.user):
+            versions = ""
+            if tool_version:
+                known = self._get_toolbox_tool(tool_id)
+                if known is not None and known.allow_user_access(self.trans.user):
+                    versions = f" Versions served: {', '.join(sorted(getattr(known, 'tool_versions', [known.version])))}."
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No tool {tool_id!r}" + (f" in version {tool_version!r}" if tool_version else "") + " is served."
+                + versions,
+                "Find tool ids with search_tools(query); omit tool_version for the default version.",
+            )
+        return tool
+
+    def _modelled(self, tool) -> ModelledTool | None:
+        """The tool's model and its renderings, cached per tool id and version; None when Galaxy cannot model it."""
+        if tool.parameters is None:
+            return None
+        key = (tool.id, tool.version)
+        with _CACHE_LOCK:
+            cached = _CACHE.get(key)
+            if cached is not None and cached[0]() is tool:
+                return cached[1]
+        parameters = list(tool.parameters)
+        modelled = ModelledTool(
+            parameters=parameters,
+            bundle=ToolParameterBundleModel(parameters=parameters),
+            relaxed_model=create_field_model(parameters, f"{tool.id}_relaxed", "relaxed_request"),
+            request_model=create_field_model(parameters, f"{tool.id}_request", "request"),
+            schema=_object_schema(parameters, top=True),
+            template=_template(parameters),
+            data_inputs=list(_data_inputs(parameters, "", (), None)),
+            dynamic_selects=list(_dynamic_selects(parameters, ())),
+        )
+        with _CACHE_LOCK:
+            _CACHE[key] = (weakref.ref(tool), modelled)
+        return modelled
+
+    # ---- get_tool_input_schema -------------------------------------------------------------------
+
+    def get_tool_input_schema(
+        self, tool_id: str, tool_version: str | None = None, history_id: str | None = None
+    ) -> dict[str, Any]:
+        tool = self._tool_for(tool_id, tool_version)
+        if history_id is not None:
+            self._history(history_id, write=False)
+        modelled = self._modelled(tool)
+        answer: dict[str, Any] = {"tool_id": tool.id, "tool_version": tool.version, "name": tool.name}
+        if modelled is None:
+            return answer | {
+                "modelled": False,
+                "reason": "Galaxy's typed parameter model cannot describe this tool's inputs.",
+                "schema": {"type": "object"},
+                "template": {},
+                "data_inputs": [],
+                "note": "run_tool sends these inputs to Galaxy unchecked; get_tool_details(tool_id, io_details=True) "
+                "lists the parameters.",
+            }
+        schema = modelled.schema
+        if modelled.dynamic_selects:
+            schema = copy.deepcopy(schema)
+            for names in modelled.dynamic_selects:
+                options = self._dynamic_options(tool, names)
+                if options is not None:
+                    _at(schema, names).update(_enum_schema(options))
+        return answer | {
+            "modelled": True,
+            "schema": schema,
+            "template": copy.deepcopy(modelled.template),
+            "data_inputs": copy.deepcopy(modelled.data_inputs),
+            "forms": "run_tool takes this nested form or Galaxy's flat 'cond|param' / 'rep_0|param' keys; "
+            'map a collection over a dataset input with {"batch": true, "values": [{"src": "hdca", "id": ...}]}.',
+        }
+
+    def _dynamic_options(self, tool, names: tuple[str, ...]) -> list[tuple[str, str]] | None:
+        """A dynamic select's options as Galaxy's tool form computes them for this user, or None."""
+        legacy = _legacy_parameter(tool.inputs, names)
+        if legacy is None:
+            return None
+        try:
+            options = legacy.get_options(self.trans, {})
+        except Exception:  # options depending on other values cannot be listed without them
+            return None
+        return [(str(option[1]), str(option[0])) for option in options]
+
+    # ---- The checks ---------------------------------------------------------------------------------
+
+    def tool_state_problems(
+        self,
+        tool_id: str,
+        tool_version: str | None,
+        state: dict,
+        path: str,
+        *,
+        partial: bool = False,
+        connected: Collection[str] = (),
+    ) -> list[InputProblem]:
+        """The problems of a tool state (nested or flat), each path prefixed with ``path``: run_tool's checks.
+
+        ``partial``: missing required parameters are not problems (workflow step overrides).
+        ``connected``: data-input paths (flat ``a|b`` or dotted) fed by connections; they count as present.
+        """
+        tool = self._tool_for(tool_id, tool_version)
+        modelled = self._modelled(tool)
+        if modelled is None:
+            return []
+        return self._state_problems(tool, modelled, state, path, partial=partial, connected=connected)[1]
+
+    def _state_problems(
+        self,
+        tool,
+        modelled: ModelledTool,
+        inputs: Mapping[str, Any],
+        path: str,
+        *,
+        partial: bool = False,
+        connected: Collection[str] = (),
+    ) -> tuple[dict[str, Any], list[InputProblem], dict[str, Any]]:
+        """``(normalised nested state, problems, passed-through keys)``."""
+        if not isinstance(inputs, Mapping):
+            problem = InputProblem(
+                path, WRONG_TYPE, "inputs must be an object of parameter names to values.",
+                "Start from get_tool_input_schema's template.",
+            )
+            return {}, [problem], {}
+        parameters = modelled.parameters
+        nested, passed, problems = rules.flat_to_nested(inputs, parameters, path)
+        state = rules.normalise(nested, parameters)
+        try:
+            modelled.relaxed_model(**rules.request_form(state, parameters))
+        except ValidationError as error:
+            problems += rules.problems_from_validation(
+                error.errors(), parameters, state, path, f"Tool {tool.id!r}"
+            )
+        except (TypeError, ValueError) as error:  # e.g. a key that is not a string
+            problems.append(InputProblem(path, INVALID_VALUE, f"inputs cannot be read: {type(error).__name__}.",
+                                         "Start from get_tool_input_schema's template."))
+        problems += self._dynamic_select_problems(tool, modelled, state, path)
+        skipped = {_dotted(path, name) for name in connected}
+        problems = [
+            problem
+            for problem in problems
+            if problem.path not in skipped and not (partial and problem.rule == MISSING_REQUIRED)
+        ]
+        return state, problems, passed
+
+    def _dynamic_select_problems(self, tool, modelled, state, path) -> list[InputProblem]:
+        problems = []
+        for names in modelled.dynamic_selects:
+            value = _value_at(state, names)
+            if value is None:
+                continue
+            options = self._dynamic_options(tool, names)
+            if options is None:
+                continue
+            valid = [value for value, _ in options]
+            given = value if isinstance(value, list) else [value]
+            for item in given:
+                if str(item) not in valid:
+                    parameter = _model_at(modelled.parameters, names)
+                    problems.append(rules.not_an_option(parameter, _dotted(path, "|".join(names)), item, valid))
+        return problems
+
+    def preflight(self, tool, inputs: Mapping[str, Any], *, raise_problems: bool) -> Preflight:
+        """run_tool's check of ``inputs``, bare collections on dataset inputs wrapped first; also the dry run's."""
+        modelled = self._modelled(tool)
+        if modelled is None or not isinstance(inputs, Mapping):
+            plan = plan_map_over(data_inputs(tool.inputs), dict(inputs) if isinstance(inputs, Mapping) else {})
+            return Preflight(
+                modelled=False,
+                problems=[],
+                flat=plan.inputs,
+                mapped_over=plan.mapped_over,
+                reason="Galaxy's typed parameter model cannot describe this tool, so its inputs were not checked.",
+            )
+        nested, passed, early = rules.flat_to_nested(inputs, modelled.parameters, "inputs")
+        plan = plan_map_over(data_inputs(tool.inputs), rules.nested_to_flat(nested, modelled.parameters) | passed)
+        state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs")
+        problems = early + problems
+        resolved = None
+        if not problems:
+            resolved, strict_problems = self._resolved(tool, modelled, state)
+            problems += strict_problems
+        problems += self._data_problems(modelled, state)
+        map_over: list[dict[str, Any]] = []
+        jobs = 1
+        if not problems:
+            map_over, jobs = self._map_over(modelled, state)
+        if problems and raise_problems:
+            raise problems_error(problems, f"Tool {tool.id!r} ({tool.version}) cannot run with these inputs")
+        flat = rules.nested_to_flat(state, modelled.parameters) | passed
+        return Preflight(True, problems, state, flat, plan.mapped_over, resolved, jobs, map_over)
+
+    def _resolved(self, tool, modelled: ModelledTool, state: dict) -> tuple[dict | None, list[InputProblem]]:
+        """What Galaxy would run: the strict request with every static default filled in."""
+        bundle = modelled.bundle
+        form = rules.request_form(state, modelled.parameters)
+        try:
+            strict = strictify(RelaxedRequestToolState(copy.deepcopy(form)), bundle)
+        except exceptions.MessageException:
+            try:
+                modelled.request_model(**form)
+            except ValidationError as error:
+                return None, rules.problems_from_validation(
+                    error.errors(), modelled.parameters, state, "inputs", f"Tool {tool.id!r}"
+                )
+            return None, []
+        except Exception:  # strictify refuses a conditional value the relaxed model let through
+            return None, []
+        resolved = fill_static_defaults(copy.deepcopy(strict.input_state), bundle, tool.profile)
+        return rules.legacy_batches(resolved, modelled.parameters), []
+
+    # ---- Datasets and collections -------------------------------------------------------------------
+
+    def _data_problems(self, modelled: ModelledTool, state: dict) -> list[InputProblem]:
+        problems: list[InputProblem] = []
+        registry = self.app.datatypes_registry
+        for path, parameter, reference in rules.data_values(state, modelled.parameters):
+            item = self._referenced_item(reference)
+            if item is None:
+                continue
+            if parameter.parameter_type == rules.DATA:
+                accepted = list(parameter.extensions)
+                if "data" in accepted:
+                    continue
+                extensions = (
+                    [item.extension]
+                    if reference["src"] in ("hda", "ldda")
+                    else sorted(item.dataset_dbkeys_and_extensions_summary[1])
+                    if reference["src"] == "hdca"
+                    else []
+                )
+                for extension in extensions:
+                    if not _datatype_fits(registry, extension, accepted):
+                        problems.append(rules.datatype_problem(path, parameter, extension, accepted))
+                        break
+            elif parameter.parameter_type == rules.COLLECTION and reference["src"] == "hdca":
+                accepted_types = _collection_types(parameter)
+                actual = item.collection.collection_type
+                if accepted_types and not any(_collection_fits(actual, wanted) for wanted in accepted_types):
+                    problems.append(rules.collection_type_problem(path, parameter, actual, accepted_types))
+        return problems
+
+    def _referenced_item(self, reference: Mapping[str, Any]):
+        """The HDA, LDDA or HDCA a reference names (run_tool checked access before), or None."""
+        try:
+            item_id = self.trans.security.decode_id(reference["id"])
+            if reference["src"] == "hda":
+                return self.hda_manager.get_accessible(item_id, self.trans.user)
+            if reference["src"] == "hdca":
+                return self.app[DatasetCollectionManager].get_dataset_collection_instance(
+                    self.trans, "history", item_id, check_accessible=True
+                )
+            if reference["src"] == "ldda":
+                from galaxy.managers.lddas import LDDAManager
+
+                return self.app[LDDAManager].get(self.trans, item_id, check_accessible=True)
+        except exceptions.MessageException:
+            return None
+        return None
+
+    def _map_over(self, modelled: ModelledTool, state: dict) -> tuple[list[dict[str, Any]], int]:
+        """One entry per input given in batch form, and how many jobs Galaxy will create."""
+        entries = []
+        counts = []
+        linked_all = True
+        for path, parameter, value in rules.batch_values(state, modelled.parameters):
+            linked_all = linked_all and value.get("linked", True) is not False
+            size = 0
+            for reference in value.get("values") or []:
+                item = self._referenced_item(reference) if isinstance(reference, Mapping) else None
+                if item is None:
+                    size += 1
+                    continue
+                if reference.get("src") == "hdca":
+                    size += _mapped_size(item.collection, parameter)
+                    entries.append(
+                        {
+                            "input": path,
+                            "collection_id": reference["id"],
+                            "collection_type": item.collection.collection_type,
+                            "jobs": _mapped_size(item.collection, parameter),
+                        }
+                    )
+                else:
+                    size += 1
+            counts.append(size)
+        if not counts:
+            return entries, 1
+        if linked_all:
+            return entries, max(counts)
+        product = 1
+        for count in counts:
+            product *= count
+        return entries, product
+
+    # ---- check_tool_inputs ------------------------------------------------------------------------
+
+    def check_tool_inputs(
+        self, history_id: str, tool_id: str, inputs: dict, tool_version: str | None = None
+    ) -> dict[str, Any]:
+        tool = self._tool_for(tool_id, tool_version)
+        self._writable_history(history_id)
+        self._check_input_references(inputs)
+        checked = self.preflight(tool, inputs, raise_problems=False)
+        answer: dict[str, Any] = {
+            "tool_id": tool.id,
+            "tool_version": tool.version,
+            "valid": not checked.problems,
+            "errors": [problem.as_dict() for problem in checked.problems],
+            "modelled": checked.modelled,
+            "inputs_checked": checked.modelled,
+        }
+        if not checked.modelled:
+            return answer | {
+                "resolved_inputs": None,
+                "jobs_expected": None,
+                "map_over": checked.mapped_over,
+                "reason": checked.reason,
+            }
+        return answer | {
+            "resolved_inputs": checked.resolved if not checked.problems else None,
+            "jobs_expected": checked.jobs_expected if not checked.problems else 0,
+            "map_over": checked.map_over,
+            "mapped_over": checked.mapped_over,
+        }
+
+
+# ---- Renderings of Galaxy's model (pure functions of it) ---------------------------------------------
+
+
+def _labelled(schema: dict[str, Any], parameter) -> dict[str, Any]:
+    label = getattr(parameter, "label", None)
+    if label and label.strip().lower() != parameter.name.lower():
+        schema["title"] = label.strip()[:80]
+    return schema
+
+
+def _enum_schema(options: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """Option values as an enum; their labels where they say more than the value."""
+    values = [value for value, _ in options]
+    schema: dict[str, Any] = {"enum": values}
+    labels = {value: label for value, label in options if label and label.strip() != value}
+    if labels:
+        schema["x-labels"] = labels
+    return schema
+
+
+def _nullable(schema: dict[str, Any], parameter) -> dict[str, Any]:
+    if getattr(parameter, "optional", False) and "type" in schema:
+        schema["type"] = [schema["type"], "null"]
+    return schema
+
+
+def _parameter_schema(parameter) -> dict[str, Any] | None:
+    kind = parameter.parameter_type
+    if kind == "gx_hidden" or getattr(parameter, "hidden", False):
+        return None
+    schema: dict[str, Any]
+    if kind in ("gx_text", "gx_genomebuild", "gx_group_tag", "gx_color", "gx_baseurl"):
+        schema = {"type": "string"}
+        default = getattr(parameter, "default_value", None) if kind == "gx_text" else getattr(parameter, "value", None)
+        if default is not None:
+            schema["default"] = default
+        for validator in getattr(parameter, "validators", []) or []:
+            if getattr(validator, "negate", False):
+                continue
+            if getattr(validator, "type", None) == "regex":
+                schema["pattern"] = validator.expression
+            elif getattr(validator, "type", None) == "length":
+                if validator.min is not None:
+                    schema["minLength"] = validator.min
+                if validator.max is not None:
+                    schema["maxLength"] = validator.max
+        if getattr(parameter, "multiple", False):
+            schema = {"type": "array", "items": schema}
+        _nullable(schema, parameter)
+    elif kind in ("gx_integer", "gx_float"):
+        schema = {"type": "integer" if kind == "gx_integer" else "number"}
+        for key in ("min", "max"):
+            if getattr(parameter, key, None) is not None:
+                schema["minimum" if key == "min" else "maximum"] = getattr(parameter, key)
+        if parameter.value is not None:
+            schema["default"] = parameter.value
+        _nullable(schema, parameter)
+    elif kind == "gx_boolean":
+        schema = {"type": "boolean", "default": bool(parameter.value)}
+    elif kind in ("gx_select", "gx_drill_down"):
+        values = rules.option_values(parameter)
+        if values is None:
+            schema = {"type": "string", "description": "options depend on the server or history"}
+        elif kind == "gx_select":
+            schema = _enum_schema([(option.value, option.label) for option in parameter.options])
+        else:
+            schema = {"enum": values}
+        default = _select_default(parameter)
+        if getattr(parameter, "multiple", False):
+            schema = {"type": "array", "items": schema}
+        if default is not None:
+            schema["default"] = default
+    elif kind == "gx_data_column":
+        schema = {"type": "integer", "description": "1-based column number of the input dataset"}
+        if getattr(parameter, "multiple", False):
+            schema = {"type": "array", "items": schema}
+        if parameter.value not in (None, 0):
+            schema["default"] = parameter.value
+    elif kind == rules.DATA:
+        schema = _reference_schema(DATA_SOURCES, f"dataset of type {', '.join(parameter.extensions)}")
+        if parameter.multiple:
+            schema = {"type": "array", "items": schema, "description": schema.pop("description")}
+    elif kind == rules.COLLECTION:
+        types = _collection_types(parameter)
+        schema = _reference_schema(COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
+    elif kind == "gx_rules":
+        schema = {
+            "type": "object",
+            "description": "rule builder rules",
+            "properties": {"rules": {"type": "array"}, "mapping": {"type": "array"}},
+            "required": ["rules", "mapping"],
+        }
+    elif kind == rules.CONDITIONAL:
+        schema = _conditional_schema(parameter)
+    elif kind == rules.SECTION:
+        schema = _object_schema(list(parameter.parameters))
+    elif kind == rules.REPEAT:
+        schema = {"type": "array", "items": _object_schema(list(parameter.parameters))}
+        if parameter.min:
+            schema["minItems"] = parameter.min
+        if parameter.max is not None:
+            schema["maxItems"] = parameter.max
+    else:
+        schema = {}
+    return _labelled(schema, parameter)
+
+
+def _reference_schema(sources: list[str], description: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {"src": {"enum": sources}, "id": {"type": "string"}},
+        "required": ["src", "id"],
+        "additionalProperties": False,
+    }
+
+
+def _select_default(parameter) -> Any:
+    if parameter.parameter_type == "gx_select":
+        if parameter.options is None:
+            return None
+        return parameter.default_values if parameter.multiple else parameter.default_value
+    return parameter.default_options if parameter.multiple else parameter.default_option
+
+
+def _object_schema(parameters: list, top: bool = False) -> dict[str, Any]:
+    properties = {}
+    required = []
+    for parameter in parameters:
+        schema = _parameter_schema(parameter)
+        if schema is None:
+            continue
+        properties[parameter.name] = schema
+        if parameter.request_requires_value:
+            required.append(parameter.name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if top:
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _conditional_schema(conditional) -> dict[str, Any]:
+    test = conditional.test_parameter
+    labels = {}
+    if test.parameter_type == "gx_select" and test.options:
+        labels = {option.value: option.label for option in test.options}
+    branches = []
+    default = None
+    for when in conditional.whens:
+        branch = _object_schema(list(when.parameters))
+        test_schema: dict[str, Any] = {"const": when.discriminator}
+        label = labels.get(str(when.discriminator))
+        if label and label != str(when.discriminator):
+            test_schema["title"] = label[:80]
+        branch["properties"] = {test.name: test_schema, **branch["properties"]}
+        if when.is_default_when:
+            default = when.discriminator
+        else:
+            branch["required"] = [test.name, *branch.get("required", [])]
+        branch.pop("type", None)
+        branches.append(branch)
+    schema: dict[str, Any] = {"type": "object", "oneOf": branches}
+    if default is not None:
+        schema["description"] = f"branch chosen by {test.name!r}; without it: {default!r}"
+    return schema
+
+
+def _template(parameters: list) -> dict[str, Any]:
+    template: dict[str, Any] = {}
+    for parameter in parameters:
+        kind = parameter.parameter_type
+        if kind == "gx_hidden" or getattr(parameter, "hidden", False):
+            continue
+        if kind == rules.DATA:
+            reference = {"src": "hda", "id": "<dataset_id>"}
+            template[parameter.name] = [reference] if parameter.multiple else reference
+        elif kind == rules.COLLECTION:
+            template[parameter.name] = {"src": "hdca", "id": "<collection_id>"}
+        elif kind == rules.CONDITIONAL:
+            when = next((w for w in parameter.whens if w.is_default_when), parameter.whens[0])
+            template[parameter.name] = {parameter.test_parameter.name: when.discriminator} | _template(
+                list(when.parameters)
+            )
+        elif kind == rules.SECTION:
+            template[parameter.name] = _template(list(parameter.parameters))
+        elif kind == rules.REPEAT:
+            template[parameter.name] = [_template(list(parameter.parameters)) for _ in range(parameter.min or 0)]
+        else:
+            schema = _parameter_schema(parameter) or {}
+            template[parameter.name] = schema.get("default")
+    return template
+
+
+def _data_inputs(parameters: list, path: str, flat: tuple[str, ...], branch: dict | None):
+    for parameter in parameters:
+        kind = parameter.parameter_type
+        here = f"{path}.{parameter.name}" if path else parameter.name
+        if kind == rules.CONDITIONAL:
+            for when in parameter.whens:
+                yield from _data_inputs(
+                    list(when.parameters),
+                    here,
+                    flat + (parameter.name,),
+                    (branch or {}) | {f"{here}.{parameter.test_parameter.name}": when.discriminator},
+                )
+        elif kind == rules.SECTION:
+            yield from _data_inputs(list(parameter.parameters), here, flat + (parameter.name,), branch)
+        elif kind == rules.REPEAT:
+            yield from _data_inputs(list(parameter.parameters), f"{here}[]", flat + (f"{parameter.name}_<index>",), branch)
+        elif kind in (rules.DATA, rules.COLLECTION):
+            entry: dict[str, Any] = {
+                "path": here,
+                "flat_name": "|".join(flat + (parameter.name,)),
+                "datatypes": list(parameter.extensions),
+                "multiple": bool(getattr(parameter, "multiple", False)),
+                "collection_types": _collection_types(parameter) if kind == rules.COLLECTION else None,
+                "optional": bool(parameter.optional),
+            }
+            if branch:
+                entry["when"] = branch
+            data_input = DataInput(
+                path=tuple(part.removesuffix("_<index>") for part in flat) + (parameter.name,),
+                repeats=frozenset(i for i, part in enumerate(flat) if part.endswith("_<index>")),
+                collection=kind == rules.COLLECTION,
+                multiple=entry["multiple"],
+            )
+            hint = map_over_hint(data_input)
+            hint.pop("note", None)
+            entry.update(hint)
+            yield entry
+
+
+def _dynamic_selects(parameters: list, names: tuple[str, ...]):
+    for parameter in parameters:
+        kind = parameter.parameter_type
+        if kind == rules.CONDITIONAL:
+            for when in parameter.whens:
+                yield from _dynamic_selects(list(when.parameters), names + (parameter.name,))
+        elif kind in (rules.SECTION, rules.REPEAT):
+            yield from _dynamic_selects(list(parameter.parameters), names + (parameter.name,))
+        elif kind == "gx_select" and parameter.options is None:
+            yield names + (parameter.name,)
+
+
+def _datatype_fits(registry, extension: str, accepted: list[str]) -> bool:
+    """The dataset is of an accepted type (or a subtype), Galaxy converts it implicitly, or its type is a more
+    general type of an accepted one (a ``txt`` dataset for a ``tabular`` input: Galaxy's own tool tests do that,
+    and Galaxy runs it)."""
+    direct, converted, _ = registry.find_conversion_destination_for_dataset_by_extensions(extension, accepted)
+    if direct or converted is not None:
+        return True
+    datatype = registry.get_datatype_by_extension(extension)
+    wanted = [registry.get_datatype_by_extension(name) for name in accepted]
+    return datatype is not None and any(w is not None and w.matches_any([datatype]) for w in wanted)
+
+
+def _collection_types(parameter) -> list[str]:
+    return [part.strip() for part in (parameter.collection_type or "").split(",") if part.strip()]
+
+
+def _collection_fits(actual: str, wanted: str) -> bool:
+    """The input takes this collection directly, or Galaxy maps it over the input's type (subcollections)."""
+    factory = COLLECTION_TYPE_DESCRIPTION_FACTORY
+    return factory.for_collection_type(wanted).accepts(actual) or factory.for_collection_type(actual).can_map_over(wanted)
+
+
+def _mapped_size(collection, parameter) -> int:
+    """Jobs from mapping this collection over the input: one per dataset, or per matching subcollection."""
+    if parameter.parameter_type == rules.COLLECTION:
+        wanted = _collection_types(parameter)
+        depth = collection.collection_type.count(":") + 1
+        wanted_depth = min((w.count(":") + 1 for w in wanted), default=depth)
+        levels = max(depth - wanted_depth, 0)
+        elements = [collection]
+        for _ in range(levels):
+            elements = [e.child_collection for c in elements for e in c.elements]
+        return sum(len(c.elements) for c in elements) if levels else 1
+    return len(collection.dataset_instances)
+
+
+def _legacy_parameter(inputs: Mapping[str, Any], names: Sequence[str]):
+    """Galaxy's legacy parameter object (``tool.inputs``) at a path of names."""
+    current: Any = None
+    level = inputs
+    for name in names:
+        current = level.get(name) if level is not None else None
+        if current is None:
+            for candidate in (level or {}).values():
+                for case in getattr(candidate, "cases", []) or []:
+                    if name in case.inputs:
+                        current = case.inputs[name]
+            if current is None:
+                return None
+        level = getattr(current, "inputs", None)
+    return current
+
+
+def _model_at(parameters: list, names: Sequence[str]):
+    level = parameters
+    current = None
+    for name in names:
+        current = next((p for p in level if p.name == name), None)
+        if current is None:
+            for candidate in level:
+                if candidate.parameter_type == rules.CONDITIONAL:
+                    for when in candidate.whens:
+                        current = current or next((p for p in when.parameters if p.name == name), None)
+        if current is None:
+            return None
+        level = rules.level_parameters(current) if current.parameter_type in rules.GROUPS else []
+    return current
+
+
+def _value_at(state: Any, names: Sequence[str]) -> Any:
+    value = state
+    for name in names:
+        if isinstance(value, Mapping):
+            value = value.get(name)
+        else:
+            return None
+    return value
+
+
+def _at(schema: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    for name in names:
+        if "properties" in schema and name in schema["properties"]:
+            schema = schema["properties"][name]
+        elif "items" in schema:
+            schema = schema["items"]["properties"][name]
+        elif "oneOf" in schema:
+            schema = next(b["properties"][name] for b in schema["oneOf"] if name in b["properties"])
+    return schema
+
+
+def _dotted(prefix: str, name: str) -> str:
+    """``a|rep_0|b`` or ``a.rep[0].b`` as a problem path under ``prefix``."""
+    path = prefix
+    for part in name.replace("|", ".").split("."):
+        repeat = rules.REPEAT_KEY.fullmatch(part)
+        if repeat and "[" not in part:
+            path = rules.join_path(rules.join_path(path, repeat.group(1)), int(repeat.group(2)))
+        else:
+            path = f"{path}.{part}" if path else part
+    return path

@@ -1,0 +1,197 @@
+"""core.tool_inputs: flat and nested forms, value normalisation, Galaxy's validation errors in an agent's words.
+
+The parameter objects are Galaxy's own (``input_models_for_tool_source`` on a small tool XML);
+the functions under test import nothing of Galaxy.
+"""
+
+import pytest
+from galaxy.tool_util.parameters import input_models_for_tool_source
+from galaxy.tool_util.parser.factory import get_tool_source
+from galaxy.tool_util_models.parameters import create_field_model
+from pydantic import ValidationError
+
+from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.input_problems import problems_error
+
+TOOL = """<tool id="t" name="t" version="1.0">
+  <command>true</command>
+  <inputs>
+    <param name="input" type="data" format="tabular"/>
+    <param name="column" type="integer" value="1" min="1" max="9"/>
+    <param name="ratio" type="float" value="0.5" optional="true"/>
+    <param name="flag" type="boolean" checked="false"/>
+    <param name="label" type="text" value="x"/>
+    <param name="order" type="select">
+      <option value="ASC">Ascending</option>
+      <option value="DESC">Descending</option>
+    </param>
+    <param name="which" type="select" multiple="true">
+      <option value="a">a</option><option value="b">b</option>
+    </param>
+    <conditional name="mode">
+      <param name="kind" type="select">
+        <option value="first" selected="true">First</option>
+        <option value="index">By index</option>
+        <option value="name">By name</option>
+      </param>
+      <when value="first"/>
+      <when value="index"><param name="index" type="integer" value="0"/></when>
+      <when value="name"><param name="identifier" type="text" value=""/></when>
+    </conditional>
+    <repeat name="queries" min="0">
+      <param name="input2" type="data" format="txt"/>
+      <section name="opts"><param name="n" type="integer" value="3"/></section>
+    </repeat>
+  </inputs>
+  <outputs><data name="out" format="txt"/></outputs>
+</tool>
+"""
+DATASET = {"src": "hda", "id": "f2db41e1fa331b3e"}
+
+
+@pytest.fixture(scope="module")
+def parameters(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tool") / "t.xml"
+    path.write_text(TOOL)
+    return list(input_models_for_tool_source(get_tool_source(str(path))).parameters)
+
+
+def problems(parameters, inputs):
+    nested, _, found = rules.flat_to_nested(inputs, parameters)
+    state = rules.normalise(nested, parameters)
+    try:
+        create_field_model(parameters, "T", "relaxed_request")(**rules.request_form(state, parameters))
+    except ValidationError as error:
+        found += rules.problems_from_validation(error.errors(), parameters, state, "inputs", "Tool 't'")
+    return {problem.path: problem for problem in found}
+
+
+def test_flat_keys_become_nested_and_mix_with_nested_values(parameters):
+    nested, passed, found = rules.flat_to_nested(
+        {
+            "input": DATASET,
+            "mode|kind": "index",
+            "mode": {"index": "2"},
+            "queries_1|input2": DATASET,
+            "queries_1|opts|n": 4,
+            "queries_0|input2": DATASET,
+            "__job_resource|x": "y",
+            "use_cached_job": False,
+        },
+        parameters,
+    )
+    assert found == []
+    assert nested == {
+        "input": DATASET,
+        "mode": {"kind": "index", "index": "2"},
+        "queries": [{"input2": DATASET}, {"input2": DATASET, "opts": {"n": 4}}],
+    }
+    assert passed == {"__job_resource|x": "y", "use_cached_job": False}
+    assert rules.nested_to_flat(nested, parameters) == {
+        "input": DATASET,
+        "mode|kind": "index",
+        "mode|index": "2",
+        "queries_0|input2": DATASET,
+        "queries_1|input2": DATASET,
+        "queries_1|opts|n": 4,
+    }
+
+
+def test_a_value_given_flat_and_nested_differently_is_a_problem(parameters):
+    _, _, found = rules.flat_to_nested({"mode": {"kind": "index"}, "mode|kind": "name"}, parameters)
+    assert [(problem.path, problem.rule) for problem in found] == [("inputs.mode.kind", "invalid_value")]
+
+
+def test_names_that_only_look_like_repeats_stay_names(parameters):
+    nested, _, _ = rules.flat_to_nested({"column_0|x": 1}, parameters)
+    assert nested == {"column_0": {"x": 1}}
+
+
+def test_number_strings_and_other_legacy_forms_are_normalised(parameters):
+    state = rules.normalise(
+        {"column": "2", "ratio": "", "flag": "True", "label": 7, "which": "a, b", "mode": {"kind": "index", "index": "3"}},
+        parameters,
+    )
+    assert state == {
+        "column": 2,
+        "ratio": None,
+        "flag": True,
+        "label": "7",
+        "which": ["a", "b"],
+        "mode": {"kind": "index", "index": 3},
+    }
+    assert rules.normalise({"column": "two", "flag": "yes"}, parameters) == {"column": "two", "flag": "yes"}
+
+
+def test_legacy_batch_becomes_the_models_batch_and_back(parameters):
+    batch = {"batch": True, "values": [{"src": "hdca", "id": "c1"}]}
+    form = rules.request_form({"input": batch, "queries": [{"input2": {"values": [DATASET]}}]}, parameters)
+    assert form == {"input": {"__class__": "Batch", "values": [{"src": "hdca", "id": "c1"}]}, "queries": [{"input2": DATASET}]}
+    assert rules.legacy_batches(form, parameters)["input"] == batch
+
+
+def test_the_silent_drop_case_names_both_misspellings(parameters):
+    found = problems(parameters, {"input": DATASET, "colum": "2", "order": "ASC", "stlye": "num"})
+    assert found["inputs.colum"].rule == "unknown_parameter"
+    assert "Did you mean 'column'" in found["inputs.colum"].message
+    assert found["inputs.stlye"].rule == "unknown_parameter"
+
+
+def test_every_rule_gets_its_own_words_never_pydantics(parameters):
+    found = problems(
+        parameters,
+        {
+            "column": 12,
+            "order": "asc",
+            "which": ["a", "c"],
+            "flag": "maybe",
+            "mode": {"kind": "index", "identifier": "x"},
+            "queries": [{"input2": 5, "opts": {"m": 1}}],
+        },
+    )
+    assert {path: problem.rule for path, problem in found.items()} == {
+        "inputs.input": "missing_required",
+        "inputs.column": "out_of_range",
+        "inputs.order": "not_an_option",
+        "inputs.which": "not_an_option",
+        "inputs.flag": "wrong_type",
+        "inputs.mode.identifier": "unselected_branch",
+        "inputs.queries[0].input2": "wrong_type",
+        "inputs.queries[0].opts.m": "unknown_parameter",
+    }
+    assert found["inputs.order"].valid_values == ("ASC", "DESC")
+    assert "Did you mean 'ASC'" in found["inputs.order"].message
+    assert "branch kind='name'" in found["inputs.mode.identifier"].message
+    for problem in found.values():
+        text = problem.message + problem.suggestion
+        assert "pydantic" not in text and "DynamicModel" not in text and "Input should be" not in text
+
+
+def test_a_branch_parameter_without_its_test_value_names_the_default_branch(parameters):
+    found = problems(parameters, {"input": DATASET, "mode": {"index": 2}})
+    assert found["inputs.mode.index"].rule == "unselected_branch"
+    assert "the default, as it is not given" in found["inputs.mode.index"].message
+
+
+def test_an_unknown_branch_lists_the_branches(parameters):
+    found = problems(parameters, {"input": DATASET, "mode": {"kind": "last"}})
+    assert found["inputs.mode.kind"].rule == "not_an_option"
+    assert found["inputs.mode.kind"].valid_values == ("first", "index", "name")
+
+
+def test_problems_become_one_validation_error(parameters):
+    found = problems(parameters, {"colum": 1, "order": "x"})
+    error = problems_error(list(found.values()), "Tool 't' cannot run with these inputs")
+    assert error.code.value == "VALIDATION_ERROR"
+    for path in ("inputs.colum", "inputs.order", "inputs.input"):
+        assert path in error.message
+    assert "Nothing was queued or created." in error.message
+
+
+def test_data_values_follow_only_the_selected_branches(parameters):
+    state = {"input": DATASET, "queries": [{"input2": {"batch": True, "values": [{"src": "hdca", "id": "c"}]}}]}
+    assert [(path, reference["src"]) for path, _, reference in rules.data_values(state, parameters)] == [
+        ("inputs.input", "hda"),
+        ("inputs.queries[0].input2.values[0]", "hdca"),
+    ]
+    assert [path for path, _, _ in rules.batch_values(state, parameters)] == ["inputs.queries[0].input2"]
