@@ -15,11 +15,19 @@ from galaxy_mcp_analysis import __version__
 from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.operations.jobs import DebuggingJobs
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
+from galaxy_mcp_analysis.operations.managing import ManagingRuns
 from galaxy_mcp_analysis.operations.pages import NotebookPages
 from galaxy_mcp_analysis.operations.reading import ReadingOutputs
 
 
-class AnalysisOperationsManager(ReadingOutputs, NotebookPages, MakingInputs, DebuggingJobs, AgentOperationsManager):
+class AnalysisOperationsManager(
+    ReadingOutputs,
+    NotebookPages,
+    MakingInputs,
+    DebuggingJobs,
+    ManagingRuns,
+    AgentOperationsManager,
+):
     #: Set from the environment when the patch is applied.
     settings: Settings = Settings()
     #: Ids of the patches activation applied in this process (set by galaxy_mcp_analysis.activation).

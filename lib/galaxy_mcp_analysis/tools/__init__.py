@@ -11,12 +11,19 @@ import inspect
 from galaxy_mcp_analysis.tools import (
     jobs,
     making_inputs,
+    managing,
     pages,
     reading,
     stock,
 )
 
-CAPABILITIES = (reading, pages, making_inputs, jobs)
+CAPABILITIES = (
+    reading,
+    pages,
+    making_inputs,
+    jobs,
+    managing,
+)
 
 #: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).
 STOCK_ANNOTATIONS = stock.STOCK_ANNOTATIONS
