@@ -1,6 +1,5 @@
 """Issue 5: get_job_errors, silent-failure flags and wait_for_jobs through /api/mcp, with real jobs."""
 
-import http.server
 import json
 import os
 import re
@@ -13,7 +12,10 @@ import pytest
 
 from conftest import fetch
 from galaxy_mcp_analysis.operations.jobs import MAX_SLEEPING_WAITS
-from galaxy_mcp_analysis.testing import rest
+from galaxy_mcp_analysis.testing import (
+    HeldFiles,
+    rest,
+)
 
 MARKER = re.compile(r"\n\[\.\.\. (\d+) bytes dropped from the middle of this log \.\.\.\]\n")
 CUT_COMPLAINT = "No columns specified, columns are not preceded with 'c'"
@@ -76,40 +78,6 @@ def succeeded(mcp, api_key, jobs_history, table):
 def failed(mcp, api_key, jobs_history, table):
     """Cut1 dies (exit 255) naming the column list it could not parse: a long list makes a long stderr."""
     return run_to_end(mcp, api_key, jobs_history, "Cut1", cut(table, "HEAD" + "x" * 12_000 + "TAIL"))
-
-
-class HeldFiles:
-    """Files served on loopback only once released: an upload of one stays running until then."""
-
-    def __init__(self):
-        self.files: dict[str, tuple[bytes, threading.Event]] = {}
-        files = self.files
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                data, released = files[self.path.lstrip("/")]
-                released.wait(300)
-                self.send_response(200)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def hold(self, name: str, data: bytes) -> tuple[str, threading.Event]:
-        released = threading.Event()
-        self.files[name] = (data, released)
-        return f"http://127.0.0.1:{self.server.server_address[1]}/{name}", released
-
-    def close(self):
-        for _, released in self.files.values():
-            released.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture(scope="module")

@@ -63,6 +63,8 @@ MAX_OFFSET = 2**31 - 1
 JOB_STATES = tuple(state.value for state in JobState)
 #: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs).
 FAILED_JOB_STATES = ("error", "failed")
+#: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
+REMAP_KEY = "rerun_remap_job_id"
 #: Which problem code a refused delete/restore reports when several kinds occur (the first wins).
 _CODE_ORDER = (ErrorCode.AUTHORIZATION_ERROR, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT, ErrorCode.VALIDATION_ERROR)
 
@@ -242,6 +244,12 @@ class ManagingRuns:
         replace_outputs: bool = False,
     ) -> dict[str, Any]:
         """The job's tool run again on its recorded inputs with ``changes`` laid over them, through run_tool."""
+        if changes and REMAP_KEY in changes:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"changes may not set {REMAP_KEY}; it is not a parameter of the tool.",
+                "Pass replace_outputs=true to replace this failed job's outputs.",
+            )
         job = self._accessible_job(self._decoded_job_id(job_id), job_id)
         tool = self._tool_of(job, job_id)
         if not tool.is_workflow_compatible:
@@ -258,7 +266,7 @@ class ManagingRuns:
         inputs = merge_changes(self._recorded(job, tool).inputs, changes, conditional_selectors(tool.inputs))
         if replace_outputs:
             # Galaxy's rerun-and-remap: read from the tool request itself (tools.expand_incoming).
-            inputs["rerun_remap_job_id"] = job_id
+            inputs[REMAP_KEY] = job_id
         result = self.run_tool(target_history, job.tool_id, inputs)
         result["rerun_of"] = job_id
         result["replaced_outputs"] = replace_outputs

@@ -1,7 +1,8 @@
 """A Galaxy with the patch set, launched for tests the way ``make serve`` launches it.
 
 ``LaunchedGalaxy`` runs the same launcher as ``make serve`` in its own process group and
-stops it by that group; ``serve_directory`` serves test files over HTTP on loopback.
+stops it by that group; ``serve_directory`` serves test files over HTTP on loopback, ``HeldFiles``
+serves them only once released (an upload that stays running until then).
 """
 
 import http.server
@@ -140,6 +141,44 @@ def serve_directory(root: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+class HeldFiles:
+    """Files served on loopback only once released: an upload of one stays running until then.
+
+    ``hold(name, data)`` returns the file's URL and the event that releases it; ``close()``
+    releases every file and stops the server.
+    """
+
+    def __init__(self):
+        self.files: dict[str, tuple[bytes, threading.Event]] = {}
+        files = self.files
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                data, released = files[self.path.lstrip("/")]
+                released.wait(300)
+                self.send_response(200)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, name="held-file-server", daemon=True).start()
+
+    def hold(self, name: str, data: bytes) -> tuple[str, threading.Event]:
+        released = threading.Event()
+        self.files[name] = (data, released)
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{name}", released
+
+    def close(self):
+        for _, released in self.files.values():
+            released.set()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def _group_alive(group: int) -> bool:
