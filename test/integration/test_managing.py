@@ -273,9 +273,13 @@ def test_an_unknown_datatype_refuses_the_whole_update(galaxy, mcp, api_key, othe
     assert error.startswith("[VALIDATION_ERROR] file_type 'tabularr'") and "tabular" in error, error
     error = mcp.call_error("update_dataset", dataset_id=table, name="renamed", api_key=other_user_key)
     assert error.startswith("[AUTHORIZATION_ERROR]"), error
+    # A tag Galaxy's tag handler would store in a form its own API then fails to list (HTTP 500 for the history).
+    error = mcp.call_error("update_dataset", dataset_id=table, name="renamed", tags=["qc", "../x"], api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] 1 tag(s)") and "'../x'" in error, error
     after = rest(galaxy.galaxy_url, f"/api/datasets/{table}", api_key)
-    assert (after["name"], after["extension"], after["update_time"]) == (
-        before["name"], before["extension"], before["update_time"])
+    assert (after["name"], after["extension"], after["tags"], after["update_time"]) == (
+        before["name"], before["extension"], before["tags"], before["update_time"])
+    assert rest(galaxy.galaxy_url, f"/api/histories/{history}/contents", api_key)  # still lists
 
 
 # ---- delete / restore / purge ----

@@ -25,6 +25,7 @@ from galaxy.model import (
 )
 from galaxy.schema.schema import (
     DeleteHistoryContentPayload,
+    TagItem,
     HistoryContentBulkOperationPayload,
     HistoryContentItem,
     HistoryContentItemOperation,
@@ -37,6 +38,10 @@ from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
 from galaxy.schema import (
     SerializationParams,
     ValueFilterQueryParams,
+)
+from pydantic import (
+    TypeAdapter,
+    ValidationError,
 )
 from sqlalchemy import (
     func,
@@ -63,6 +68,7 @@ MAX_OFFSET = 2**31 - 1
 JOB_STATES = tuple(state.value for state in JobState)
 #: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs).
 FAILED_JOB_STATES = ("error", "failed")
+_TAG_ITEM = TypeAdapter(TagItem)
 #: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
 REMAP_KEY = "rerun_remap_job_id"
 #: Which problem code a refused delete/restore reports when several kinds occur (the first wins).
@@ -340,6 +346,8 @@ class ManagingRuns:
     def update_dataset(self, dataset_id: str, **fields: Any) -> dict[str, Any]:
         """Galaxy's dataset update, after every field was checked; a datatype change regenerates metadata."""
         payload = dataset_update(**fields)
+        if payload.get("tags"):
+            self._check_tags(payload["tags"])
         hda = self._owned_dataset(dataset_id)
         if "datatype" in payload:
             if payload["datatype"] == hda.extension:
@@ -361,6 +369,25 @@ class ManagingRuns:
         details["changed"] = [_FIELD_NAMES[key] for key in payload]
         details["metadata_job_id"] = self.trans.security.encode_id(max(new_jobs)) if new_jobs else None
         return details
+
+    @staticmethod
+    def _check_tags(tags: list[str]) -> None:
+        """Tags in the form Galaxy's API schema (TagItem) reads back. Galaxy's tag handler stores some it does
+        not: '../x' became './../x', and every listing of the history then failed (HTTP 500), found by the
+        hostile-input test."""
+        bad = []
+        for tag in tags:
+            try:
+                _TAG_ITEM.validate_python(tag)
+            except ValidationError:
+                bad.append(tag)
+        if bad:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"{len(bad)} tag(s) are not in Galaxy's tag form: {', '.join(repr(tag[:40]) for tag in bad[:5])}. "
+                "Nothing was changed.",
+                "Use tags such as 'qc', 'name:sample1' or 'group:a.b' (no leading '.', no spaces, no ':' first).",
+            )
 
     def _owned_dataset(self, dataset_id: str) -> HistoryDatasetAssociation:
         try:
