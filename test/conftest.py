@@ -1,6 +1,5 @@
 """Fixtures shared by the suite: one launched Galaxy per session, MCP clients, users."""
 
-import http.server
 import itertools
 import json
 import os
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from galaxy_mcp_analysis.testing import (
+    HeldFiles,
     create_user,
     LaunchedGalaxy,
     McpClient,
@@ -205,47 +205,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # ---- Jobs held back on purpose: an upload from a URL that answers only once released ----
-
-
-class HeldFiles:
-    """Files served on loopback only once released: an upload of one stays running until then.
-    ``fail(name)`` releases it with HTTP 500 instead, so the upload ends in error."""
-
-    def __init__(self):
-        self.files: dict[str, dict] = {}
-        files = self.files
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                held = files[self.path.lstrip("/")]
-                held["released"].wait(300)
-                data = held["data"] if held["status"] == 200 else b"held back and failed on purpose\n"
-                self.send_response(held["status"])
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def hold(self, name: str, data: bytes) -> tuple[str, threading.Event]:
-        released = threading.Event()
-        self.files[name] = {"data": data, "released": released, "status": 200}
-        return f"http://127.0.0.1:{self.server.server_address[1]}/{name}", released
-
-    def fail(self, name: str) -> None:
-        self.files[name]["status"] = 500
-        self.files[name]["released"].set()
-
-    def close(self):
-        for held in self.files.values():
-            held["released"].set()
-        self.server.shutdown()
-        self.server.server_close()
+# (galaxy_mcp_analysis.testing.HeldFiles serves the files)
 
 
 @pytest.fixture(scope="module")

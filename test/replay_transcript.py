@@ -35,6 +35,9 @@ KIND_OF_KEY = {
     "latest_revision_id": "revision",
     "new_revision_id": "revision",
     "reverted_to": "revision",
+    "rerun_of": "job",
+    "resumed_jobs": "job",
+    "metadata_job_id": "job",
 }
 #: The kind of the "id" of objects listed under a key.
 KIND_OF_ITEMS = {

@@ -55,6 +55,7 @@ class Items:
     page_id: str
     revision_id: str
     url: str = ""
+    spare_id: str = ""  # a dataset only the rows that change datasets (update, delete, restore) touch
 
 
 @dataclass
@@ -97,8 +98,10 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
     page = rest(gx, "/api/pages", owner, {"history_id": history_id, "title": f"{marker}-page",
                                           "content": f"# {marker}-page-text\n", "content_format": "markdown"})
     [revision] = rest(gx, f"/api/pages/{page['id']}/revisions", owner)
+    spare = fetch(galaxy, owner, history_id, {"src": "pasted", "paste_content": f"{marker}-spare\n", "ext": "txt",
+                                              "name": f"{marker}-spare"})
     if level == "private":
-        for dataset_id in (dataset["id"], run["outputs"][0]["id"]):
+        for dataset_id in (dataset["id"], run["outputs"][0]["id"], spare["id"]):
             rest(gx, f"/api/datasets/{dataset_id}/permissions", owner, {"action": "make_private"}, method="PUT")
     elif level == "shared":
         shared = rest(gx, f"/api/histories/{history_id}/share_with_users", owner, {"user_ids": [other_id]},
@@ -109,7 +112,7 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
         rest(gx, f"/api/histories/{history_id}/publish", owner, method="PUT")
         rest(gx, f"/api/pages/{page['id']}/publish", owner, method="PUT")
     return Items(level, marker, history_id, dataset["id"], collection["id"], job["id"], page["id"], revision["id"],
-                 url)
+                 url, spare_id=spare["id"])
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +147,8 @@ class Row:
     arguments: Callable[[Items, World, str], dict]
     #: For reads (and Galaxy-governed writes): the REST path whose answer for this caller decides.
     oracle: Callable[[Items], str] | None = None
+    #: The coded refusal the owner gets (cancel_job of the set's finished job), instead of a result.
+    owner_code: str | None = None
 
 
 def dataset_embed(items: Items) -> str:
@@ -218,6 +223,22 @@ ROWS = [
     Row("check_tool_inputs", "input", READ, lambda i, w, c: {
         "history_id": own_history(w, c), "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}},
         lambda i: f"/api/datasets/{i.dataset_id}"),
+    # Managing what was run and made (issue 16).
+    Row("list_jobs", "history", READ, lambda i, w, c: {"history_id": i.history_id},
+        lambda i: f"/api/histories/{i.history_id}"),
+    Row("get_job_parameters", "job", READ, lambda i, w, c: {"job_id": i.job_id}, lambda i: f"/api/jobs/{i.job_id}"),
+    Row("rerun_job", "history", WRITE, lambda i, w, c: {"job_id": i.job_id}),
+    # Into the caller's own history: allowed exactly when the caller may read the job (and so its input).
+    Row("rerun_job", "own history", READ, lambda i, w, c: {"job_id": i.job_id, "history_id": own_history(w, c)},
+        lambda i: f"/api/jobs/{i.job_id}"),
+    Row("rerun_job", "replace outputs", WRITE, lambda i, w, c: {"job_id": i.job_id, "replace_outputs": True}),
+    Row("cancel_job", "job", WRITE, lambda i, w, c: {"job_id": i.job_id}, owner_code="CONFLICT"),
+    Row("update_dataset", "dataset", WRITE, lambda i, w, c: {"dataset_id": i.spare_id, "name": "renamed",
+                                                            "file_type": "tabular"}),
+    Row("delete_history_items", "history", WRITE, lambda i, w, c: {
+        "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
+    Row("restore_history_items", "history", WRITE, lambda i, w, c: {
+        "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
 ]
 
 
@@ -277,6 +298,9 @@ def test_access(mcp, world, row, caller):
         text = error_text(result) if result.is_error else str(result.structured_content)
         for internal in INTERNALS:
             assert internal not in text, (context, text[:500])
+        if caller == "owner" and row.owner_code:
+            expect_refused(world, row, result, text, (row.owner_code,), context)
+            continue
         if caller == "owner":
             assert not result.is_error, (context, text[:500])
             if row.kind == WRITE:  # let the owner's new items settle (Galaxy renames an upload when it ends)

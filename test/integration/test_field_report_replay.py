@@ -3,7 +3,8 @@
 Four small synthetic S. aureus "assemblies" are pasted, gathered into a list collection and
 mapped through Galaxy's bundled tools (Select, Line/Word/Character count, Remove beginning)
 the way the report mapped staramr, ISEScan and Bakta; every output is read back in byte
-ranges, the one step that ends ok with an empty output is diagnosed, and a notebook page is
+ranges, the one step that ends ok with an empty output is diagnosed, its parameters read and
+the job rerun with one change that makes the output non-empty, and a notebook page is
 written, refused once for a malformed directive, fixed from the error text alone and read back.
 
 Only the official mcp client talks to Galaxy: every HTTP request it sends is recorded and must
@@ -288,6 +289,21 @@ def replay(t: Transcript) -> None:
     assert sa04_input["content"] == texts["SA04"][1][0] and sa04_input["eof"] is True
     empty = t.ok("peek_dataset_content", dataset_id=plasmid_ids["SA04"], show=["file_size", "content", "eof"])
     assert (empty["content"], empty["file_size"], empty["eof"]) == ("", 0, True)
+
+    # ---- the repair: what the job ran with, then a rerun with the one parameter changed ----
+    t.block = "repair"
+    recorded = t.ok("get_job_parameters", job_id=flagged[0],
+                    show=["job_id", "tool_id", "inputs", "parameters", "rerunnable"])
+    assert recorded["inputs"] == {"num_lines": 1, "input": {"src": "hda", "id": header_ids["SA04"]}}
+    rerun = t.ok("rerun_job", job_id=flagged[0], changes={"num_lines": 0},
+                 show={"jobs": ["id", "tool_id"], "outputs": ["id", "name"], "rerun_of": True})
+    assert rerun["rerun_of"] == flagged[0]
+    [repair_job] = name_jobs(t, rerun, "Remove beginning1 rerun")
+    t.names.name("dataset", rerun["outputs"][0]["id"], "repaired SA04")
+    repaired_run = wait(t, job_ids=[repair_job])
+    assert [(job["state"], job["suspected_silent_failure"]) for job in repaired_run["jobs"]] == [("ok", False)]
+    repaired = t.ok("peek_dataset_content", dataset_id=rerun["outputs"][0]["id"], show=["file_size", "content", "eof"])
+    assert repaired["content"] == texts["SA04"][1][0] and repaired["file_size"] > 0
 
     # ---- read the results and paste the summary the notebook shows ----
     t.block = "summary"

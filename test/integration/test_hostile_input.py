@@ -51,7 +51,8 @@ INTERNALS = re.compile(r"Traceback|File \"|site-packages|\.py\b|/work/|/tmp/|/us
 #: An error text longer than this is reported: it makes an agent pay for the echo of its own input.
 LONG_ERROR = 16_000
 WRITE_TOOLS = {"create_page", "update_page", "revert_page_revision", "create_dataset_from_text", "create_collection",
-               "run_tool", "upload_file_from_url"}
+               "run_tool", "upload_file_from_url", "rerun_job", "cancel_job", "update_dataset", "delete_history_items",
+               "restore_history_items"}
 
 
 # ---- set-up: one history of the caller's, one page, and another user's private items ----
@@ -67,6 +68,8 @@ class Ids:
     revision: str
     url: str
     foreign: dict[str, str]  # parameter name -> another user's private item of that kind
+    tool_job: str = ""  # a finished cat1 job (rerun_job, get_job_parameters, cancel_job)
+    spare: str = ""  # a dataset only update_dataset, delete_history_items and restore_history_items change
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +94,13 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     [their_revision] = rest(gx, f"/api/pages/{their_page['id']}/revisions", other_user_key)
     foreign = {"history_id": theirs, "dataset_id": secret["id"], "job_id": their_job, "page_id": their_page["id"],
                "revision_id": their_revision["id"], "dataset_ids": secret["id"], "job_ids": their_job}
+    tool_run = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", inputs={"input1": {"src": "hda",
+                                                                                             "id": dataset["id"]}},
+                           api_key=api_key)
+    spare = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "spare\n", "ext": "txt"})
+    mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=api_key)
     return Ids(history, dataset["id"], job, collection["id"], page["id"], revision["id"],
-               file_server("hostile.txt", b"served\n"), foreign)
+               file_server("hostile.txt", b"served\n"), foreign, tool_run["jobs"][0]["id"], spare["id"])
 
 
 def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
@@ -125,6 +133,13 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "get_tool_input_schema": {"tool_id": "cat1", "history_id": ids.history},
         "check_tool_inputs": {"history_id": ids.history, "tool_id": "cat1",
                               "inputs": {"input1": {"src": "hda", "id": ids.dataset}}},
+        "list_jobs": {"history_id": ids.history, "limit": 5},
+        "get_job_parameters": {"job_id": ids.tool_job},
+        "rerun_job": {"job_id": ids.tool_job},
+        "cancel_job": {"job_id": ids.tool_job},  # finished: a [CONFLICT] unless a case makes it something else
+        "update_dataset": {"dataset_id": ids.spare, "name": "spare"},
+        "delete_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
+        "restore_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
     }
 
 

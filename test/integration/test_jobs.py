@@ -1,5 +1,6 @@
 """Issue 5: get_job_errors, silent-failure flags and wait_for_jobs through /api/mcp, with real jobs."""
 
+import json
 import os
 import re
 import threading
@@ -15,7 +16,10 @@ from conftest import (
     missing_id,
 )
 from galaxy_mcp_analysis.operations.jobs import MAX_SLEEPING_WAITS
-from galaxy_mcp_analysis.testing import rest
+from galaxy_mcp_analysis.testing import (
+    HeldFiles,
+    rest,
+)
 
 MARKER = re.compile(r"\n\[\.\.\. (\d+) bytes dropped from the middle of this log \.\.\.\]\n")
 CUT_COMPLAINT = "No columns specified, columns are not preceded with 'c'"

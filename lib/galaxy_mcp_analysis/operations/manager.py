@@ -15,13 +15,20 @@ from galaxy_mcp_analysis import __version__
 from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.operations.jobs import DebuggingJobs
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
+from galaxy_mcp_analysis.operations.managing import ManagingRuns
 from galaxy_mcp_analysis.operations.pages import NotebookPages
 from galaxy_mcp_analysis.operations.reading import ReadingOutputs
 from galaxy_mcp_analysis.operations.tool_inputs import ToolInputs
 
 
 class AnalysisOperationsManager(
-    ReadingOutputs, NotebookPages, MakingInputs, DebuggingJobs, ToolInputs, AgentOperationsManager
+    ReadingOutputs,
+    NotebookPages,
+    MakingInputs,
+    DebuggingJobs,
+    ToolInputs,
+    ManagingRuns,
+    AgentOperationsManager,
 ):
     #: Set from the environment when the patch is applied.
     settings: Settings = Settings()

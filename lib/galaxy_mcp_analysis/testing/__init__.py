@@ -1,7 +1,7 @@
 """Test support: a launched Galaxy, a sync MCP client, REST set-up helpers, and a Galaxy-driver mixin.
 
 - ``launcher``: ``LaunchedGalaxy`` (the ``make serve`` launcher in its own process group),
-  ``serve_directory``, ``free_port``.
+  ``serve_directory``, ``HeldFiles``, ``free_port``.
 - ``client``: ``McpClient``, a synchronous facade over the official ``mcp`` SDK client.
 - ``rest``: ``rest`` and ``create_user`` for set-up through Galaxy's REST API.
 - ``driver_mixin``: ``McpAnalysisIntegrationMixin`` for Galaxy's ``IntegrationTestCase``.
@@ -21,6 +21,7 @@ from galaxy_mcp_analysis.testing.client import (
 from galaxy_mcp_analysis.testing.driver_mixin import McpAnalysisIntegrationMixin
 from galaxy_mcp_analysis.testing.launcher import (
     free_port,
+    HeldFiles,
     LaunchedGalaxy,
     serve_directory,
     STARTUP_TIMEOUT_SECONDS,
@@ -36,6 +37,7 @@ __all__ = [
     "error_text",
     "ERROR_TEXTS",
     "free_port",
+    "HeldFiles",
     "LaunchedGalaxy",
     "McpAnalysisIntegrationMixin",
     "McpClient",

@@ -1,7 +1,8 @@
 """A Galaxy with the patch set, launched for tests the way ``make serve`` launches it.
 
 ``LaunchedGalaxy`` runs the same launcher as ``make serve`` in its own process group and
-stops it by that group; ``serve_directory`` serves test files over HTTP on loopback.
+stops it by that group; ``serve_directory`` serves test files over HTTP on loopback, ``HeldFiles``
+serves them only once released (an upload that stays running until then).
 """
 
 import http.server
@@ -140,6 +141,47 @@ def serve_directory(root: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+class HeldFiles:
+    """Files served on loopback only once released: an upload of one stays running until then.
+    ``fail(name)`` releases it with HTTP 500 instead, so the upload ends in error."""
+
+    def __init__(self):
+        self.files: dict[str, dict] = {}
+        files = self.files
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                held = files[self.path.lstrip("/")]
+                held["released"].wait(300)
+                data = held["data"] if held["status"] == 200 else b"held back and failed on purpose\n"
+                self.send_response(held["status"])
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def hold(self, name: str, data: bytes) -> tuple[str, threading.Event]:
+        released = threading.Event()
+        self.files[name] = {"data": data, "released": released, "status": 200}
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{name}", released
+
+    def fail(self, name: str) -> None:
+        self.files[name]["status"] = 500
+        self.files[name]["released"].set()
+
+    def close(self):
+        for held in self.files.values():
+            held["released"].set()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def _group_alive(group: int) -> bool:

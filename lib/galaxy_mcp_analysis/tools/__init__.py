@@ -11,13 +11,21 @@ import inspect
 from galaxy_mcp_analysis.tools import (
     jobs,
     making_inputs,
+    managing,
     pages,
     reading,
     stock,
     tool_inputs,
 )
 
-CAPABILITIES = (reading, pages, making_inputs, jobs, tool_inputs)
+CAPABILITIES = (
+    reading,
+    pages,
+    making_inputs,
+    jobs,
+    tool_inputs,
+    managing,
+)
 
 #: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).
 STOCK_ANNOTATIONS = stock.STOCK_ANNOTATIONS

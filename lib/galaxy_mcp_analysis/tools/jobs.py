@@ -42,7 +42,7 @@ def get_job_errors(
     Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown
     id; [AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown).
     Debugging path: run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content (read
-    the output, or the input, that looks wrong), then fix parameters and run_tool again.
+    the output, or the input, that looks wrong) -> get_job_parameters -> rerun_job(job_id, changes).
     """
     return ops.get_job_errors(job_id=job_id, dataset_id=dataset_id, max_bytes=max_bytes)
 
@@ -78,8 +78,8 @@ def wait_for_jobs(
 
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
-    Next: get_job_errors(job_id) for state error or suspected_silent_failure;
-    peek_dataset_content(dataset_id) to read the outputs of ok jobs.
+    Next: get_job_errors(job_id) for state error or suspected_silent_failure, then
+    rerun_job(job_id, changes) to fix it; peek_dataset_content(dataset_id) to read ok outputs.
     """
     return ops.wait_for_jobs(
         job_ids=job_ids, dataset_ids=dataset_ids, history_id=history_id, timeout_seconds=timeout_seconds

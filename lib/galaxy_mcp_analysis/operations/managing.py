@@ -1,0 +1,776 @@
+"""Managing what was run and made: ``list_jobs``, ``get_job_parameters``, ``rerun_job``,
+``cancel_job``, ``update_dataset``, ``delete_history_items``, ``restore_history_items``.
+
+Each goes through Galaxy's own layers: jobs are listed by ``JobsService.index``, read with
+``JobManager.get_accessible_job`` and ``Tool.get_param_values``, rerun through ``run_tool``
+(Galaxy's tool request, with ``rerun_remap_job_id`` for replace_outputs) and stopped by
+``JobManager.stop``; datasets are changed through ``HistoriesContentsService.update`` (whose
+datatype change starts Galaxy's set-metadata job); items are deleted through
+``HistoriesContentsService.delete`` and restored through its bulk ``undelete``. Every item and
+field is checked first, with Galaxy's managers; only then is anything changed.
+"""
+
+from typing import Any
+
+from galaxy import (
+    exceptions,
+    model,
+)
+from galaxy.managers.collections import DatasetCollectionManager
+from galaxy.managers.histories import HistoryManager
+from galaxy.model import (
+    HistoryDatasetAssociation,
+    HistoryDatasetCollectionAssociation,
+    Job,
+)
+from galaxy.schema.schema import (
+    DeleteHistoryContentPayload,
+    TagItem,
+    HistoryContentBulkOperationPayload,
+    HistoryContentItem,
+    HistoryContentItemOperation,
+    HistoryContentType,
+    JobIndexSortByEnum,
+    JobState,
+)
+from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
+from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
+from galaxy.schema import (
+    SerializationParams,
+    ValueFilterQueryParams,
+)
+from pydantic import (
+    TypeAdapter,
+    ValidationError,
+)
+from sqlalchemy import (
+    func,
+    select,
+)
+
+from galaxy_mcp_analysis.core.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+from galaxy_mcp_analysis.core.input_problems import closest_names
+from galaxy_mcp_analysis.core.managing import (
+    cancellable,
+    dataset_update,
+    history_item_refs,
+    HistoryItemRef,
+    merge_changes,
+)
+
+#: Jobs one list_jobs page holds at most (Galaxy's own default page of job listings).
+MAX_LISTED_JOBS = 500
+#: Largest offset accepted: PostgreSQL's OFFSET is a bigint, and no history has this many jobs.
+MAX_OFFSET = 2**31 - 1
+JOB_STATES = tuple(state.value for state in JobState)
+#: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs).
+FAILED_JOB_STATES = ("error", "failed")
+_TAG_ITEM = TypeAdapter(TagItem)
+#: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
+REMAP_KEY = "rerun_remap_job_id"
+#: Which problem code a refused delete/restore reports when several kinds occur (the first wins).
+_CODE_ORDER = (ErrorCode.AUTHORIZATION_ERROR, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT, ErrorCode.VALIDATION_ERROR)
+
+
+class ManagingRuns:
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, services, and the
+    job helpers of ``DebuggingJobs`` and history helper of ``MakingInputs``)."""
+
+    # ---- list_jobs ----
+
+    def list_jobs(
+        self,
+        history_id: str | None = None,
+        state: str | None = None,
+        tool_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """The caller's jobs (or a readable history's), newest first, with outputs and the silent-failure flag."""
+        if not 1 <= limit <= MAX_LISTED_JOBS or not 0 <= offset <= MAX_OFFSET:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"limit must be 1 to {MAX_LISTED_JOBS} and offset 0 or more (got limit={limit}, offset={offset}).",
+                "Page with limit=50, offset=0, then offset=50, ... while offset < total.",
+            )
+        if state is not None and state not in JOB_STATES:
+            close = closest_names(state, JOB_STATES)
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"state {state[:40]!r} is not a job state." + (f" Did you mean {', '.join(close)}?" if close else ""),
+                f"Use one of: {', '.join(JOB_STATES)}.",
+            )
+        decoded_history = self._readable_history(history_id).id if history_id else None
+        payload = JobIndexPayload(
+            history_id=history_id,
+            # Without a history, only the caller's own jobs (admins too: tools act as the key's user).
+            user_id=None if history_id else self.trans.security.encode_id(self.trans.user.id),
+            states=[state] if state else None,
+            tool_ids=[tool_id] if tool_id else None,
+            order_by=JobIndexSortByEnum.create_time,
+            limit=limit,
+            offset=offset,
+        )
+        listed = [row["id"] for row in self.jobs_service.index(self.trans, payload)]
+        jobs = {job.id: job for job in self.trans.sa_session.scalars(select(Job).where(Job.id.in_(listed)))}
+        total = self._count_jobs(decoded_history, state, tool_id)
+        return {
+            "jobs": [self._job_row(jobs[job_id]) for job_id in listed],
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+        }
+
+    def _count_jobs(self, history: int | None, state: str | None, tool_id: str | None) -> int:
+        """How many jobs the same listing holds over every page (the index itself returns one page)."""
+        count = select(func.count(Job.id))
+        count = count.where(Job.history_id == history) if history else count.where(Job.user_id == self.trans.user.id)
+        if state:
+            count = count.where(Job.state == state)
+        if tool_id:
+            count = count.where(Job.tool_id == tool_id)
+        return self.trans.sa_session.scalar(count) or 0
+
+    def _job_row(self, job: Job) -> dict[str, Any]:
+        encode = self.trans.security.encode_id
+        return {
+            "job_id": encode(job.id),
+            "tool_id": job.tool_id,
+            "tool_version": job.tool_version,
+            "state": job.state,
+            "exit_code": job.exit_code,
+            "create_time": job.create_time.isoformat(),
+            "update_time": job.update_time.isoformat(),
+            "history_id": encode(job.history_id) if job.history_id else None,
+            "outputs": self._job_outputs(job),
+            "suspected_silent_failure": job.state == "ok" and self._judge_outputs(job).suspected_silent_failure,
+        }
+
+    def _job_outputs(self, job: Job) -> list[dict[str, Any]]:
+        encode = self.trans.security.encode_id
+        outputs = [{"name": output.name, "dataset_id": encode(output.dataset_id)} for output in job.output_datasets]
+        outputs += [
+            {"name": output.name, "collection_id": encode(output.dataset_collection_id)}
+            for output in job.output_dataset_collection_instances
+        ]
+        return outputs
+
+    def _readable_history(self, history_id: str):
+        try:
+            return self.app[HistoryManager].get_accessible(self.trans.security.decode_id(history_id), self.trans.user)
+        except exceptions.MalformedId:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"history_id {history_id[:40]!r} is not a valid encoded id.",
+                "Pass an `id` from list_histories().",
+            ) from None
+        except exceptions.ObjectNotFound:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND, f"No history with id {history_id} exists.", "List yours with list_histories()."
+            ) from None
+        except exceptions.ItemAccessibilityException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"History {history_id} is not accessible to this API key's user (another user's history).",
+                "List jobs of your own histories, or of histories shared with you (list_histories()).",
+            ) from None
+
+    # ---- get_job_parameters ----
+
+    def get_job_parameters(self, job_id: str) -> dict[str, Any]:
+        """What the job ran with: run_tool-shaped ``inputs``, and a labelled list of every value."""
+        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
+        tool = self._tool_of(job, job_id)
+        recorded = self._recorded(job, tool)
+        if not tool.is_workflow_compatible:
+            # An upload's request holds staging details (server paths among them), and it is not rerun.
+            recorded.inputs = {}
+            recorded.notes.append("Galaxy does not rerun this tool (an upload or data source); inputs are left out.")
+        return {
+            "job_id": job_id,
+            "tool_id": job.tool_id,
+            "tool_version": job.tool_version,
+            "state": job.state,
+            "history_id": self.trans.security.encode_id(job.history_id) if job.history_id else None,
+            "inputs": recorded.inputs,
+            "parameters": recorded.parameters,
+            "datasets": recorded.datasets,
+            "outputs": self._job_outputs(job),
+            "rerunnable": bool(tool.is_workflow_compatible),
+            **({"notes": recorded.notes} if recorded.notes else {}),
+        }
+
+    def _decoded_job_id(self, job_id: str) -> int:
+        try:
+            return self.trans.security.decode_id(job_id)
+        except exceptions.MalformedId:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"job_id {job_id[:40]!r} is not a valid encoded id.",
+                "Job ids come from run_tool's `jobs`, list_jobs or wait_for_jobs.",
+            ) from None
+
+    def _tool_of(self, job: Job, job_id: str):
+        tool = self.app.toolbox.get_tool(
+            job.tool_id,
+            job.tool_version,
+            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
+            user=self.trans.user,
+        )
+        if tool is None:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"Job {job_id} ran tool {job.tool_id!r} version {job.tool_version}, which this Galaxy no longer has.",
+                "Find a current version with search_tools and run it with run_tool.",
+            )
+        return tool
+
+    def _recorded(self, job: Job, tool) -> "RecordedState":
+        notes = []
+        try:
+            values = tool.get_param_values(job, ignore_errors=False)
+        except Exception:  # a parameter changed type since the job ran: keep what still reads
+            values = tool.get_param_values(job, ignore_errors=True)
+            notes.append("Some recorded values no longer fit the tool's current parameters; they were left out.")
+        recorded = RecordedState(self.app, self.trans.security.encode_id)
+        recorded.inputs = recorded.walk(tool.inputs, values, "")
+        recorded.notes = notes + recorded.notes
+        return recorded
+
+    # ---- rerun_job ----
+
+    def rerun_job(
+        self,
+        job_id: str,
+        changes: dict[str, Any] | None = None,
+        history_id: str | None = None,
+        replace_outputs: bool = False,
+    ) -> dict[str, Any]:
+        """The job's tool run again on its recorded inputs with ``changes`` laid over them, through run_tool."""
+        if changes and REMAP_KEY in changes:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"changes may not set {REMAP_KEY}; it is not a parameter of the tool.",
+                "Pass replace_outputs=true to replace this failed job's outputs.",
+            )
+        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
+        tool = self._tool_of(job, job_id)
+        if not tool.is_workflow_compatible:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Job {job_id} ran {job.tool_id!r}, which Galaxy does not rerun (uploads and data sources).",
+                "Upload the data again (create_dataset_from_text or upload_file_from_url).",
+            )
+        job_history = self.trans.security.encode_id(job.history_id)
+        target_history = history_id or job_history
+        resumed: list[int] = []
+        if replace_outputs:
+            resumed = self._check_replaceable(job, job_id, target_history, job_history)
+        inputs = merge_changes(self._recorded(job, tool).inputs, changes, conditional_selectors(tool.inputs))
+        if replace_outputs:
+            # Galaxy's rerun-and-remap: read from the tool request itself (tools.expand_incoming).
+            inputs[REMAP_KEY] = job_id
+        result = self.run_tool(target_history, job.tool_id, inputs)
+        result["rerun_of"] = job_id
+        result["replaced_outputs"] = replace_outputs
+        if replace_outputs:
+            result["resumed_jobs"] = [self.trans.security.encode_id(paused) for paused in resumed]
+        return result
+
+    def _check_replaceable(self, job: Job, job_id: str, target_history: str, job_history: str) -> list[int]:
+        """Refuse replace_outputs unless Galaxy's remap can do what it says; the paused jobs it will resume."""
+        self._owned_job_history(job, job_id, "replace its outputs")
+        if job.state not in FAILED_JOB_STATES:
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Job {job_id} is {job.state!r}; replace_outputs only replaces the outputs of a failed job "
+                "(state error).",
+                "Rerun without replace_outputs to make new outputs, or pass the id of the failed job.",
+            )
+        if target_history != job_history:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "replace_outputs puts the new outputs where the failed ones were, in the job's own history; "
+                f"history_id {target_history} is another history.",
+                "Leave history_id out with replace_outputs=true.",
+            )
+        return sorted(
+            {
+                dependent.job.id
+                for output in job.output_datasets
+                for dependent in output.dataset.dependent_jobs
+                if dependent.job.state == "paused" and dependent.job.user_id == job.user_id
+            }
+        )
+
+    def _owned_job_history(self, job: Job, job_id: str, action: str):
+        """The job's history if it is the caller's (Galaxy's HistoryManager decides), else a coded error."""
+        try:
+            return self.app[HistoryManager].get_owned(job.history_id, self.trans.user, current_history=None)
+        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException, exceptions.ObjectNotFound):
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"Job {job_id} belongs to another user; only its owner can {action}.",
+                "Rerun it into your own history instead (rerun_job without replace_outputs), or list your "
+                "jobs with list_jobs().",
+            ) from None
+
+    # ---- cancel_job ----
+
+    def cancel_job(self, job_id: str) -> dict[str, Any]:
+        """Galaxy's stop of a job that is not finished yet; a finished job is a [CONFLICT]."""
+        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
+        self._owned_job_history(job, job_id, "cancel it")
+        previous = job.state
+        if not cancellable(previous):
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Job {job_id} is already {previous!r}; only a job that has not finished can be cancelled.",
+                "Nothing to stop. To drop its outputs use delete_history_items; to run it again use rerun_job.",
+            )
+        self.jobs_service.job_manager.stop(job)
+        self.trans.sa_session.refresh(job)
+        if job.state == Job.states.DELETING and job.job_runner_name is None:
+            # No runner has the job, so nothing is running to stop: end the deletion as Galaxy's stop queue
+            # would. That queue only takes jobs its handler has claimed, so a job stopped before any handler
+            # claimed it would otherwise read 'deleting' for ever (found by test_managing.py).
+            job.set_final_state(Job.states.DELETED)
+            self.trans.sa_session.commit()
+        return {"job_id": job_id, "previous_state": previous, "state": job.state}
+
+    # ---- update_dataset ----
+
+    def update_dataset(self, dataset_id: str, **fields: Any) -> dict[str, Any]:
+        """Galaxy's dataset update, after every field was checked; a datatype change regenerates metadata."""
+        payload = dataset_update(**fields)
+        if payload.get("tags"):
+            self._check_tags(payload["tags"])
+        hda = self._owned_dataset(dataset_id)
+        if "datatype" in payload:
+            if payload["datatype"] == hda.extension:
+                del payload["datatype"]  # already that datatype: no metadata job to start
+            else:
+                self._check_datatype_change(hda, dataset_id, payload["datatype"])
+        metadata_jobs_before = set(self._metadata_jobs(hda))
+        if payload:
+            self.app[HistoriesContentsService].update(
+                self.trans,
+                history_id=None,
+                id=hda.id,
+                payload=payload,
+                serialization_params=SerializationParams(view="summary"),
+                contents_type=HistoryContentType.dataset,
+            )
+        new_jobs = [job for job in self._metadata_jobs(hda) if job not in metadata_jobs_before]
+        details = self.get_dataset_details(dataset_id)
+        details["changed"] = [_FIELD_NAMES[key] for key in payload]
+        details["metadata_job_id"] = self.trans.security.encode_id(max(new_jobs)) if new_jobs else None
+        return details
+
+    @staticmethod
+    def _check_tags(tags: list[str]) -> None:
+        """Tags in the form Galaxy's API schema (TagItem) reads back. Galaxy's tag handler stores some it does
+        not: '../x' became './../x', and every listing of the history then failed (HTTP 500), found by the
+        hostile-input test."""
+        bad = []
+        for tag in tags:
+            try:
+                _TAG_ITEM.validate_python(tag)
+            except ValidationError:
+                bad.append(tag)
+        if bad:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"{len(bad)} tag(s) are not in Galaxy's tag form: {', '.join(repr(tag[:40]) for tag in bad[:5])}. "
+                "Nothing was changed.",
+                "Use tags such as 'qc', 'name:sample1' or 'group:a.b' (no leading '.', no spaces, no ':' first).",
+            )
+
+    def _owned_dataset(self, dataset_id: str) -> HistoryDatasetAssociation:
+        try:
+            hda = self.hda_manager.get_owned(
+                self.trans.security.decode_id(dataset_id), self.trans.user, current_history=self.trans.history
+            )
+        except exceptions.MalformedId:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"dataset_id {dataset_id[:40]!r} is not a valid encoded id.",
+                "Pass an `id` from get_history_contents(history_id).",
+            ) from None
+        except exceptions.ObjectNotFound:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No history dataset with id {dataset_id} exists.",
+                "List datasets with get_history_contents(history_id).",
+            ) from None
+        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"Dataset {dataset_id} belongs to another user; only its owner can change it.",
+                "Copy it into your own history first, or change your own datasets (get_history_contents).",
+            ) from None
+        try:
+            self.app[HistoryManager].error_unless_mutable(hda.history)
+        except exceptions.ItemImmutableException:
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Dataset {dataset_id} is in an archived or purged history, which cannot change.",
+                "Restore the history from its archive first, or copy the dataset into a current history.",
+            ) from None
+        if hda.purged:
+            raise AnalysisError(
+                ErrorCode.CONFLICT, f"Dataset {dataset_id} has been purged; it can no longer be changed.",
+                "Purged datasets cannot be recovered; make the data again.",
+            )
+        if hda.state == model.Dataset.states.UPLOAD:
+            raise AnalysisError(
+                ErrorCode.NOT_READY, f"Dataset {dataset_id} is still uploading.",
+                "Wait with wait_for_jobs(dataset_ids=[...]) and call again.",
+            )
+        return hda
+
+    def _check_datatype_change(self, hda: HistoryDatasetAssociation, dataset_id: str, file_type: str) -> None:
+        """The checks Galaxy's datatype change makes half-way through an update, made before anything changes."""
+        if file_type == "auto":
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "file_type 'auto' detects a datatype on upload only; update_dataset sets a named datatype.",
+                "Pass the datatype to set, e.g. file_type='tabular'.",
+            )
+        try:
+            self._check_file_type(file_type)
+        except AnalysisError as unknown:
+            raise AnalysisError(
+                unknown.code,
+                unknown.message + " Nothing was changed.",
+                "Pass a datatype extension such as txt, tabular, csv, bed, gff3, fasta, fastqsanger, vcf, json; "
+                "this server's full list is at GET /api/datatypes.",
+            ) from None
+        registry = self.app.datatypes_registry
+        if not hda.datatype.is_datatype_change_allowed():
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Dataset {dataset_id} is {hda.extension!r}, a datatype Galaxy does not let anyone change.",
+                "Convert it with a tool instead (search_tools('convert')).",
+            )
+        if not registry.get_datatype_by_extension(file_type).is_datatype_change_allowed():
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Galaxy does not let a dataset become {file_type!r} by a datatype change.",
+                "Make it with a tool that outputs that datatype, or upload it as that datatype.",
+            )
+        if not hda.ok_to_edit_metadata():
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Dataset {dataset_id} is an input or output of a job that has not finished; its datatype "
+                "cannot change now.",
+                "Wait for those jobs (wait_for_jobs(dataset_ids=[...])) or cancel them, then call again.",
+            )
+
+    def _metadata_jobs(self, hda: HistoryDatasetAssociation) -> list[int]:
+        """Ids of the set-metadata jobs that read this dataset (Galaxy's datatype change starts one)."""
+        self.trans.sa_session.refresh(hda)
+        return [
+            association.job.id
+            for association in hda.dependent_jobs
+            if association.job.tool_id == self.app.datatypes_registry.set_external_metadata_tool.id
+        ]
+
+    # ---- delete / restore ----
+
+    def delete_history_items(
+        self, history_id: str, items: list[dict[str, Any]], purge: bool = False, recursive: bool = False
+    ) -> dict[str, Any]:
+        """Galaxy's delete (and purge) of every item, once every item is known to be the caller's, in the history."""
+        refs = history_item_refs(items)
+        history = self._writable_history(history_id)
+        found = self._owned_items(refs, history, "delete", purge=purge, recursive=recursive)
+        if purge:
+            self._check_purge_allowed()
+        service = self.app[HistoriesContentsService]
+        # Galaxy's purge of a dataset runs as a background task: delete first, so every item reads deleted at once.
+        for purging in (False, True) if purge else (False,):
+            for ref, item in found:
+                content_type = HistoryContentType.dataset if ref.src == "hda" else HistoryContentType.dataset_collection
+                service.delete(
+                    self.trans,
+                    item.id,
+                    content_type,
+                    DeleteHistoryContentPayload(purge=purging, recursive=recursive, stop_job=False),
+                )
+        return self._items_result(history_id, found, purge=purge)
+
+    def restore_history_items(self, history_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+        """Galaxy's undelete of every item (a collection with its deleted datasets), once all are known to be restorable."""
+        refs = history_item_refs(items)
+        history = self._writable_history(history_id)
+        found = self._owned_items(refs, history, "restore")
+        encode = self.trans.security.encode_id
+        contents = [
+            HistoryContentItem(
+                id=encode(item.id),
+                history_content_type=HistoryContentType.dataset if ref.src == "hda" else HistoryContentType.dataset_collection,
+            )
+            for ref, item in found
+        ]
+        # A collection deleted with recursive=true comes back with its datasets.
+        contents += [
+            HistoryContentItem(id=encode(hda.id), history_content_type=HistoryContentType.dataset)
+            for ref, item in found
+            if ref.src == "hdca"
+            for hda in item.dataset_instances
+            if hda.deleted and hda.history_id == history.id
+        ]
+        result = self.app[HistoriesContentsService].bulk_operation(
+            self.trans,
+            history.id,
+            ValueFilterQueryParams(),
+            HistoryContentBulkOperationPayload(operation=HistoryContentItemOperation.undelete, items=contents),
+        )
+        if result.errors:  # checked above, so only a race with another call can get here
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"{len(result.errors)} item(s) could not be restored: {result.errors[0].error}",
+                "Read the items back with get_history_contents(history_id) and call again.",
+            )
+        return self._items_result(history_id, found)
+
+    def _owned_items(
+        self, refs: list[HistoryItemRef], history, action: str, purge: bool = False, recursive: bool = False
+    ) -> list[tuple[HistoryItemRef, Any]]:
+        """Each item, looked up with Galaxy's ownership checks; one coded error naming every problem."""
+        found: list[tuple[HistoryItemRef, Any]] = []
+        problems: list[tuple[ErrorCode, str]] = []
+        for ref in refs:
+            item, problem = self._owned_item(ref)
+            if problem is None:
+                problem = _item_problem(ref, item, history.id, action, purge, recursive)
+            if problem:
+                problems.append(problem)
+            else:
+                found.append((ref, item))
+        if problems:
+            code = min((code for code, _ in problems), key=_CODE_ORDER.index)
+            shown = problems[:20]
+            raise AnalysisError(
+                code,
+                f"Nothing was {'deleted' if action == 'delete' else 'restored'}; "
+                f"{len(problems)} of {len(refs)} item(s) cannot be {action}d:\n"
+                + "\n".join(f"- {text}" for _, text in shown)
+                + (f"\n- ... and {len(problems) - len(shown)} more." if len(problems) > len(shown) else ""),
+                "Name only your own items of this history (ids from get_history_contents(history_id)) "
+                "and call again.",
+            )
+        return found
+
+    def _owned_item(self, ref: HistoryItemRef) -> tuple[Any, tuple[ErrorCode, str] | None]:
+        try:
+            decoded = self.trans.security.decode_id(ref.id)
+        except exceptions.MalformedId:
+            return None, (ErrorCode.VALIDATION_ERROR, f"{ref.path}: {ref.id[:40]!r} is not a valid encoded id.")
+        kind = "dataset" if ref.src == "hda" else "collection"
+        try:
+            if ref.src == "hda":
+                return self.hda_manager.get_owned(decoded, self.trans.user, current_history=self.trans.history), None
+            return (
+                self.app[DatasetCollectionManager].get_dataset_collection_instance(
+                    self.trans, "history", decoded, check_ownership=True
+                ),
+                None,
+            )
+        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
+            return None, (ErrorCode.AUTHORIZATION_ERROR, f"{ref.path}: {kind} {ref.id} belongs to another user.")
+        except exceptions.MessageException:  # Galaxy reports an unknown id as not found or as a bad parameter
+            return None, (ErrorCode.NOT_FOUND, f"{ref.path}: no {kind} with id {ref.id} exists.")
+
+    def _check_purge_allowed(self) -> None:
+        try:
+            self.hda_manager.dataset_manager.error_unless_dataset_purge_allowed()
+        except exceptions.ConfigDoesNotAllowException:
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                "This Galaxy does not let users purge datasets (allow_user_dataset_purge is off). Nothing was deleted.",
+                "Delete without purge (purge=false); an admin can purge deleted datasets later.",
+            ) from None
+
+    def _items_result(self, history_id: str, found: list[tuple[HistoryItemRef, Any]], purge: bool = False):
+        session = self.trans.sa_session
+        rows = []
+        for ref, item in found:
+            session.refresh(item)
+            row = {"src": ref.src, "id": ref.id, "deleted": item.deleted, "visible": item.visible}
+            if isinstance(item, HistoryDatasetCollectionAssociation):
+                elements = item.dataset_instances
+                row["purged"] = bool(elements) and all(hda.purged for hda in elements)
+                row["datasets_deleted"] = sum(hda.deleted for hda in elements)
+                row["datasets_purged"] = sum(hda.purged for hda in elements)
+            else:
+                row["purged"] = item.purged
+            if purge and not row["purged"]:
+                row["purge_pending"] = True  # Galaxy's purge task frees the space in the background
+            rows.append(row)
+        return {"history_id": history_id, "items": rows}
+
+
+_FIELD_NAMES = {
+    "name": "name",
+    "genome_build": "dbkey",
+    "info": "info",
+    "annotation": "annotation",
+    "tags": "tags",
+    "visible": "visible",
+    "datatype": "file_type",
+}
+
+
+def _item_problem(
+    ref: HistoryItemRef, item, history_id: int, action: str, purge: bool, recursive: bool
+) -> tuple[ErrorCode, str] | None:
+    """What stops ``action`` on an item the caller owns, if anything."""
+    kind = "dataset" if ref.src == "hda" else "collection"
+    if item.history_id != history_id:
+        return ErrorCode.VALIDATION_ERROR, f"{ref.path}: {kind} {ref.id} is in another history."
+    if action == "delete":
+        if ref.src == "hda" and item.state == model.Dataset.states.UPLOAD:
+            return ErrorCode.CONFLICT, f"{ref.path}: dataset {ref.id} is still uploading; wait for it first."
+        if ref.src == "hdca" and purge and not recursive:
+            return (
+                ErrorCode.VALIDATION_ERROR,
+                f"{ref.path}: purging a collection frees its datasets' space only with recursive=true.",
+            )
+        return None
+    if getattr(item, "purged", False):
+        return ErrorCode.CONFLICT, f"{ref.path}: dataset {ref.id} was purged and cannot be restored."
+    if ref.src == "hdca" and any(hda.purged for hda in item.dataset_instances if hda.deleted):
+        return ErrorCode.CONFLICT, f"{ref.path}: collection {ref.id} has purged datasets; it cannot be restored whole."
+    return None
+
+
+def conditional_selectors(inputs: dict, names: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
+    """Path (parameter names, repeat indices left out) -> test parameter name, of every conditional of a tool."""
+    selectors: dict[tuple[str, ...], str] = {}
+    for parameter in inputs.values():
+        here = names + (parameter.name,)
+        if parameter.type == "conditional":
+            selectors[here] = parameter.test_param.name
+            for case in parameter.cases:
+                selectors.update(conditional_selectors(case.inputs, here))
+        elif parameter.type in ("repeat", "section"):
+            selectors.update(conditional_selectors(parameter.inputs, here))
+    return selectors
+
+
+class RecordedState:
+    """A job's parameter values (Galaxy's objects) as run_tool-shaped inputs, plus a labelled list of each."""
+
+    def __init__(self, app, encode_id):
+        self.app = app
+        self.encode_id = encode_id
+        self.inputs: dict[str, Any] = {}
+        self.parameters: list[dict[str, Any]] = []
+        self.datasets: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+
+    def walk(self, inputs: dict, values: dict, prefix: str) -> dict[str, Any]:
+        state: dict[str, Any] = {}
+        for parameter in inputs.values():
+            name = parameter.name
+            if name not in values:
+                self.notes.append(f"{prefix}{name}: added to the tool after this job ran; Galaxy's default applies.")
+                continue
+            value = values[name]
+            if parameter.type == "repeat":
+                state[name] = [
+                    self.walk(parameter.inputs, block, f"{prefix}{name}_{index}|") for index, block in enumerate(value)
+                ]
+            elif parameter.type == "section":
+                state[name] = self.walk(parameter.inputs, value, f"{prefix}{name}|")
+            elif parameter.type == "conditional":
+                state[name] = self._conditional(parameter, value, f"{prefix}{name}|")
+            elif parameter.type in ("data", "data_collection"):
+                state[name] = self._data(parameter, value, f"{prefix}{name}")
+            elif parameter.type == "upload_dataset":
+                continue  # uploads are not rerun
+            else:
+                state[name] = self._plain(parameter, value, f"{prefix}{name}")
+        return state
+
+    def _conditional(self, parameter, value: dict, prefix: str) -> dict[str, Any]:
+        test = parameter.test_param
+        case = value.get("__current_case__")
+        if case is None or not 0 <= case < len(parameter.cases):
+            self.notes.append(f"{prefix[:-1]}: the recorded branch no longer exists; Galaxy's default applies.")
+            return {}
+        branch = {test.name: self._plain(test, value.get(test.name), f"{prefix}{test.name}")}
+        branch.update(self.walk(parameter.cases[case].inputs, value, prefix))
+        return branch
+
+    def _data(self, parameter, value: Any, path: str) -> Any:
+        references, shown = [], []
+        for item in value if isinstance(value, list) else [value]:
+            reference = self._reference(item)
+            if reference is None:
+                continue
+            references.append(reference)
+            name = getattr(item, "name", None) or getattr(item, "element_identifier", None)
+            entry = {"path": path, "name": name}
+            entry["dataset_id" if reference["src"] in ("hda", "ldda") else "collection_id"] = reference["id"]
+            entry["src"] = reference["src"]
+            self.datasets.append(entry)
+            hid = getattr(item, "hid", None)
+            shown.append(f"{hid}: {name}" if hid is not None else name)
+        label = parameter.label or parameter.name
+        self.parameters.append({"path": path, "label": label, "value": shown or None})
+        if getattr(parameter, "multiple", False):
+            return references or None
+        return references[0] if references else None
+
+    def _reference(self, item: Any) -> dict[str, str] | None:
+        if isinstance(item, HistoryDatasetAssociation):
+            return {"src": "hda", "id": self.encode_id(item.id)}
+        if isinstance(item, HistoryDatasetCollectionAssociation):
+            return {"src": "hdca", "id": self.encode_id(item.id)}
+        if isinstance(item, model.DatasetCollectionElement):
+            return {"src": "dce", "id": self.encode_id(item.id)}
+        if isinstance(item, model.LibraryDatasetDatasetAssociation):
+            return {"src": "ldda", "id": self.encode_id(item.id)}
+        return None
+
+    def _plain(self, parameter, value: Any, path: str) -> Any:
+        basic = parameter.value_to_basic(value, self.app, use_security=True)
+        request = _request_typed(parameter, basic)
+        if parameter.type != "hidden":
+            self.parameters.append(
+                {
+                    "path": path,
+                    "label": parameter.label or parameter.name,
+                    "value": parameter.value_to_display_text(value),
+                }
+            )
+        return request
+
+
+def _request_typed(parameter, basic: Any) -> Any:
+    """A basic (JSON) parameter value in the type Galaxy's tool request model gives that parameter."""
+    kind = parameter.type
+    if basic is None or isinstance(basic, dict):
+        return basic
+    try:
+        if kind == "integer":
+            return int(basic) if basic != "" else None
+        if kind == "float":
+            return float(basic) if basic != "" else None
+        if kind == "boolean":
+            return basic if isinstance(basic, bool) else str(basic).lower() == "true"
+        if kind == "data_column":
+            columns = basic if isinstance(basic, list) else [basic]
+            numbers = [int(str(column).lstrip("c")) for column in columns if str(column) != ""]
+            if getattr(parameter, "multiple", False):
+                return numbers or None
+            return numbers[0] if numbers else None
+    except (TypeError, ValueError):
+        return basic
+    return basic

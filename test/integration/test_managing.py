@@ -1,0 +1,373 @@
+"""Issue 16: managing what was run and made, through /api/mcp with real jobs.
+
+list_jobs, get_job_parameters, rerun_job (with replace_outputs), cancel_job, update_dataset,
+delete_history_items and restore_history_items. Set-up uses MCP where a tool exists and
+Galaxy's REST API otherwise; every outcome is read back from Galaxy.
+"""
+
+import time
+
+import pytest
+
+from conftest import fetch
+from galaxy_mcp_analysis.testing import rest
+
+TABLE = "chr1\t30\tb\nchr2\t4\ta\nchr3\t200\tc\nchr10\t4\td\n"
+
+
+# ---- helpers ----
+
+
+@pytest.fixture(scope="module")
+def history(mcp, api_key):
+    return mcp.call_ok("create_history", name="managing", api_key=api_key)["id"]
+
+
+@pytest.fixture(scope="module")
+def table(galaxy, api_key, history):
+    dataset = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": TABLE, "ext": "tabular"})
+    assert dataset["state"] == "ok", dataset
+    return dataset["id"]
+
+
+def hda(dataset_id: str) -> dict:
+    return {"src": "hda", "id": dataset_id}
+
+
+def finished(mcp, api_key, job_ids) -> list[dict]:
+    waited = mcp.call_ok("wait_for_jobs", job_ids=job_ids, timeout_seconds=120, api_key=api_key)
+    assert waited["all_terminal"], waited
+    return waited["jobs"]
+
+
+def run_to_end(mcp, api_key, history_id, tool_id, inputs) -> tuple[str, str]:
+    """(job id, first output's dataset id) of a one-job run, once the job is finished."""
+    result = mcp.call_ok("run_tool", history_id=history_id, tool_id=tool_id, inputs=inputs, api_key=api_key)
+    [job] = result["jobs"]
+    finished(mcp, api_key, [job["id"]])
+    return job["id"], result["outputs"][0]["id"]
+
+
+def content(mcp, api_key, dataset_id) -> str:
+    read = mcp.call_ok("peek_dataset_content", dataset_id=dataset_id, api_key=api_key)
+    assert read["eof"], read
+    return read["content"]
+
+
+def contents_view(galaxy, api_key, history_id) -> list[tuple]:
+    """Every item of a history (hidden and deleted included), as Galaxy's REST API lists it."""
+    keys = ("id", "hid", "name", "history_content_type", "visible", "deleted", "purged", "extension")
+    return sorted(tuple(item.get(key) for key in keys)
+                  for item in rest(galaxy.galaxy_url, f"/api/histories/{history_id}/contents", api_key))
+
+
+def until(read, done, what: str, attempts: int = 300):
+    """Read until ``done(value)`` (bounded: at most ``attempts`` reads, 0.2 s apart); returns the value."""
+    for _ in range(attempts):
+        value = read()
+        if done(value):
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: still {value!r}")
+
+
+# ---- get_job_parameters, list_jobs ----
+
+
+@pytest.fixture(scope="module")
+def sorted_run(mcp, api_key, history, table):
+    """sort1 with every parameter away from its default."""
+    inputs = {"input": hda(table), "column": 2, "style": "num", "order": "ASC", "header_lines": 1}
+    return run_to_end(mcp, api_key, history, "sort1", inputs)
+
+
+def test_job_parameters_are_what_the_job_ran_with_and_rerun_to_the_same_bytes(mcp, api_key, history, table,
+                                                                              sorted_run):
+    job_id, output_id = sorted_run
+    recorded = mcp.call_ok("get_job_parameters", job_id=job_id, api_key=api_key)
+    assert (recorded["job_id"], recorded["tool_id"], recorded["state"], recorded["rerunnable"]) == (
+        job_id, "sort1", "ok", True)
+    inputs = recorded["inputs"]
+    assert {key: inputs[key] for key in ("input", "column", "style", "order", "header_lines")} == {
+        "input": hda(table), "column": 2, "style": "num", "order": "ASC", "header_lines": 1}
+    assert inputs["column_set"] == []
+    shown = {entry["path"]: entry["value"] for entry in recorded["parameters"]}
+    assert shown["style"] == "Numerical sort" and shown["order"] == "Ascending order" and shown["header_lines"] == "1"
+    assert recorded["datasets"] == [{"path": "input", "name": "Pasted Entry", "dataset_id": table, "src": "hda"}]
+    assert recorded["outputs"] == [{"name": "out_file1", "dataset_id": output_id}]
+
+    _, again = run_to_end(mcp, api_key, history, "sort1", inputs)
+    first = content(mcp, api_key, output_id).splitlines()
+    # The header line stays first; the rest ascends on column 2.
+    assert first[0] == "chr1\t30\tb" and [line.split("\t")[1] for line in first[1:]] == ["4", "4", "200"]
+    assert content(mcp, api_key, again).splitlines() == first
+
+
+def test_repeat_blocks_come_back_as_lists_and_rerun_as_recorded(mcp, api_key, history, table):
+    """A repeat block (sort1's column_set) is recorded as a list of dicts, and run_tool takes it back as is."""
+    # On column 2 chr2 and chr10 tie (4); the block's second key (column 3, a < d) puts chr2 first, where
+    # sort's last resort, the whole line, would put chr10 first: the output shows whether the block was applied.
+    inputs = {"input": hda(table), "column": 2, "style": "num", "order": "ASC",
+              "column_set_0|other_column": 3, "column_set_0|other_style": "alpha", "column_set_0|other_order": "ASC"}
+    job_id, output_id = run_to_end(mcp, api_key, history, "sort1", inputs)
+    expected = "chr2\t4\ta\nchr10\t4\td\nchr1\t30\tb\nchr3\t200\tc\n"
+    assert content(mcp, api_key, output_id) == expected
+    recorded = mcp.call_ok("get_job_parameters", job_id=job_id, api_key=api_key)
+    assert recorded["inputs"]["column_set"] == [{"other_column": 3, "other_style": "alpha", "other_order": "ASC"}]
+    assert "column_set_0|other_order" in {entry["path"] for entry in recorded["parameters"]}
+    _, again = run_to_end(mcp, api_key, history, "sort1", recorded["inputs"])
+    assert content(mcp, api_key, again) == expected
+
+
+def test_list_jobs_filters_pages_and_flags(mcp, api_key, other_user_key, history, sorted_run):
+    job_id, output_id = sorted_run
+    listed = mcp.call_ok("list_jobs", history_id=history, tool_id="sort1", api_key=api_key)
+    assert job_id in [job["job_id"] for job in listed["jobs"]] and listed["total"] == len(listed["jobs"])
+    entry = next(job for job in listed["jobs"] if job["job_id"] == job_id)
+    assert (entry["tool_id"], entry["state"], entry["exit_code"], entry["history_id"]) == ("sort1", "ok", 0, history)
+    assert entry["outputs"] == [{"name": "out_file1", "dataset_id": output_id}]
+    assert entry["suspected_silent_failure"] is False
+    times = [job["create_time"] for job in listed["jobs"]]
+    assert times == sorted(times, reverse=True)  # newest first
+    everything = mcp.call_ok("list_jobs", history_id=history, api_key=api_key)
+    page = mcp.call_ok("list_jobs", history_id=history, limit=1, offset=1, api_key=api_key)
+    assert page["jobs"] == everything["jobs"][1:2] and page["total"] == everything["total"] >= 2
+    assert all(job["state"] == "ok" for job in mcp.call_ok("list_jobs", state="ok", api_key=api_key)["jobs"])
+    assert mcp.call_error("list_jobs", state="finished", api_key=api_key).startswith("[VALIDATION_ERROR] state")
+    # Another user's listing has none of these jobs, and their private history is refused.
+    assert job_id not in [job["job_id"] for job in mcp.call_ok("list_jobs", api_key=other_user_key)["jobs"]]
+    refused = mcp.call_error("list_jobs", history_id=history, api_key=other_user_key)
+    assert refused.startswith(("[AUTHORIZATION_ERROR]", "[NOT_FOUND]")), refused
+
+
+# ---- rerun_job ----
+
+
+def test_rerun_with_one_change(galaxy, mcp, api_key, history, table):
+    job_id, output_id = run_to_end(mcp, api_key, history, "Cut1",
+                                   {"input": hda(table), "columnList": "c1", "delimiter": "T"})
+    assert content(mcp, api_key, output_id) == "chr1\nchr2\nchr3\nchr10\n"
+    rerun = mcp.call_ok("rerun_job", job_id=job_id, changes={"columnList": "c3"}, api_key=api_key)
+    assert rerun["rerun_of"] == job_id and rerun["replaced_outputs"] is False
+    [job] = rerun["jobs"]
+    assert finished(mcp, api_key, [job["id"]])[0]["state"] == "ok"
+    assert content(mcp, api_key, rerun["outputs"][0]["id"]) == "b\na\nc\nd\n"
+    changed = mcp.call_ok("get_job_parameters", job_id=job["id"], api_key=api_key)["inputs"]
+    assert changed == {"columnList": "c3", "delimiter": "T", "input": hda(table)}
+    # Into another history of the caller's, flat names work too.
+    elsewhere = mcp.call_ok("create_history", name="rerun elsewhere", api_key=api_key)["id"]
+    moved = mcp.call_ok("rerun_job", job_id=job_id, changes={"delimiter": "T", "columnList": "c2"},
+                        history_id=elsewhere, api_key=api_key)
+    assert moved["outputs"][0]["history_id"] == elsewhere
+
+
+def test_a_misspelled_change_is_refused_and_nothing_is_created(galaxy, mcp, api_key, history, table):
+    """The merged inputs go through run_tool, whose preflight (issue 15) refuses unknown names."""
+    job_id, _ = run_to_end(mcp, api_key, history, "Cut1", {"input": hda(table), "columnList": "c1", "delimiter": "T"})
+    before = contents_view(galaxy, api_key, history)
+    jobs_before = mcp.call_ok("list_jobs", history_id=history, api_key=api_key)["total"]
+    error = mcp.call_error("rerun_job", job_id=job_id, changes={"columList": "c2"}, api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR]") and "columList" in error and "columnList" in error, error
+    assert contents_view(galaxy, api_key, history) == before
+    assert mcp.call_ok("list_jobs", history_id=history, api_key=api_key)["total"] == jobs_before
+
+
+def test_a_change_that_does_not_fit_the_recorded_inputs_is_refused(galaxy, mcp, api_key, history, sorted_run):
+    before = contents_view(galaxy, api_key, history)
+    error = mcp.call_error("rerun_job", job_id=sorted_run[0], changes={"column_set_3|other_column": 1},
+                           api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] changes cannot be applied"), error
+    assert "changes.column_set_3" in error and "Nothing was run." in error
+    error = mcp.call_error("rerun_job", job_id=sorted_run[0], changes={"rerun_remap_job_id": sorted_run[0]},
+                           api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] changes may not set rerun_remap_job_id"), error
+    assert contents_view(galaxy, api_key, history) == before
+
+
+def test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it(galaxy, mcp, api_key, history, table):
+    failing = mcp.call_ok("run_tool", history_id=history, tool_id="Cut1", api_key=api_key,
+                          inputs={"input": hda(table), "columnList": "NOT-COLUMNS", "delimiter": "T"})
+    [failed_job] = failing["jobs"]
+    waiting = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", api_key=api_key,
+                          inputs={"input1": hda(failing["outputs"][0]["id"])})
+    [paused_job] = waiting["jobs"]
+    states = {job["job_id"]: job["state"] for job in finished(mcp, api_key, [failed_job["id"], paused_job["id"]])}
+    assert states == {failed_job["id"]: "error", paused_job["id"]: "paused"}
+
+    rerun = mcp.call_ok("rerun_job", job_id=failed_job["id"], changes={"columnList": "c2,c1"}, replace_outputs=True,
+                        api_key=api_key)
+    assert rerun["replaced_outputs"] is True and rerun["resumed_jobs"] == [paused_job["id"]]
+    [new_job] = rerun["jobs"]
+    states = {job["job_id"]: job["state"] for job in finished(mcp, api_key, [new_job["id"], paused_job["id"]])}
+    assert states == {new_job["id"]: "ok", paused_job["id"]: "ok"}
+    # The once-paused job read the new output: its own output is the corrected cut.
+    assert content(mcp, api_key, waiting["outputs"][0]["id"]) == "30\tchr1\n4\tchr2\n200\tchr3\n4\tchr10\n"
+    # Only a failed job's outputs can be replaced.
+    error = mcp.call_error("rerun_job", job_id=new_job["id"], replace_outputs=True, api_key=api_key)
+    assert error.startswith("[CONFLICT]") and "'ok'" in error, error
+
+
+# ---- cancel_job ----
+
+
+def test_cancel_a_job_still_waiting_for_its_input(galaxy, mcp, api_key, other_user_key, history, held_files):
+    """cat1 on a dataset whose upload is held open by the file server: the job waits (new) until cancelled."""
+    url, released = held_files.hold("slow.tsv", b"chr1\t1\tlate\n")
+    upload = mcp.call_ok("upload_file_from_url", history_id=history, url=url, file_type="tabular", api_key=api_key)
+    waiting = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", api_key=api_key,
+                          inputs={"input1": hda(upload["outputs"][0]["id"])})
+    [job] = waiting["jobs"]
+    try:
+        queued = mcp.call_ok("wait_for_jobs", job_ids=[job["id"]], timeout_seconds=0, api_key=api_key)["jobs"][0]
+        assert queued["state"] in ("new", "queued"), queued
+        # Another user cannot stop it (and learns nothing of its state).
+        refused = mcp.call_error("cancel_job", job_id=job["id"], api_key=other_user_key)
+        assert refused.startswith("[AUTHORIZATION_ERROR]") and "queued" not in refused and "'new'" not in refused
+        cancelled = mcp.call_ok("cancel_job", job_id=job["id"], api_key=api_key)
+        assert cancelled["job_id"] == job["id"] and cancelled["previous_state"] == queued["state"]
+        assert cancelled["state"] in ("deleting", "deleted")
+    finally:
+        released.set()  # the input arrives only now: a job that was not cancelled would run on it
+    finished(mcp, api_key, [upload["jobs"][0]["id"]])
+    assert finished(mcp, api_key, [job["id"]])[0]["state"] == "deleted"
+    output = rest(galaxy.galaxy_url, f"/api/datasets/{waiting['outputs'][0]['id']}", api_key)
+    assert (output["state"], output["deleted"], output["file_size"]) == ("discarded", True, 0)
+    error = mcp.call_error("cancel_job", job_id=job["id"], api_key=api_key)
+    assert error.startswith("[CONFLICT]") and "'deleted'" in error, error
+
+
+def test_cancel_a_finished_job_is_a_conflict_naming_its_state(mcp, api_key, sorted_run):
+    error = mcp.call_error("cancel_job", job_id=sorted_run[0], api_key=api_key)
+    assert error.startswith("[CONFLICT] Job") and "'ok'" in error and "Suggestion:" in error, error
+
+
+# ---- update_dataset ----
+
+
+def test_rename_and_txt_to_tabular_regenerates_metadata(galaxy, mcp, api_key, history):
+    dataset = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "a\t1\tx\nb\t2\ty\n", "ext": "txt"})
+    assert dataset["extension"] == "txt"
+    updated = mcp.call_ok("update_dataset", dataset_id=dataset["id"], name="counts.tsv", file_type="tabular",
+                          tags=["name:counts"], api_key=api_key)
+    assert updated["changed"] == ["name", "tags", "file_type"] and updated["metadata_job_id"]
+    assert finished(mcp, api_key, [updated["metadata_job_id"]])[0]["state"] == "ok"
+    details = until(lambda: rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}", api_key),
+                    lambda d: d["state"] == "ok", "metadata")
+    assert (details["name"], details["extension"], details["tags"]) == ("counts.tsv", "tabular", ["name:counts"])
+    assert details["metadata_columns"] == 3 and details["metadata_column_types"] == ["str", "int", "str"]
+
+
+def test_an_unknown_datatype_refuses_the_whole_update(galaxy, mcp, api_key, other_user_key, history, table):
+    before = rest(galaxy.galaxy_url, f"/api/datasets/{table}", api_key)
+    error = mcp.call_error("update_dataset", dataset_id=table, name="renamed", file_type="tabularr", api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] file_type 'tabularr'") and "tabular" in error, error
+    error = mcp.call_error("update_dataset", dataset_id=table, name="renamed", api_key=other_user_key)
+    assert error.startswith("[AUTHORIZATION_ERROR]"), error
+    # A tag Galaxy's tag handler would store in a form its own API then fails to list (HTTP 500 for the history).
+    error = mcp.call_error("update_dataset", dataset_id=table, name="renamed", tags=["qc", "../x"], api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] 1 tag(s)") and "'../x'" in error, error
+    after = rest(galaxy.galaxy_url, f"/api/datasets/{table}", api_key)
+    assert (after["name"], after["extension"], after["tags"], after["update_time"]) == (
+        before["name"], before["extension"], before["tags"], before["update_time"])
+    assert rest(galaxy.galaxy_url, f"/api/histories/{history}/contents", api_key)  # still lists
+
+
+# ---- delete / restore / purge ----
+
+
+def disk_usage(galaxy, api_key) -> int:
+    return rest(galaxy.galaxy_url, "/api/users/current", api_key)["total_disk_usage"]
+
+
+def test_delete_restore_and_purge_frees_the_space(galaxy, mcp, api_key):
+    history_id = mcp.call_ok("create_history", name="delete and purge", api_key=api_key)["id"]
+    payload = "x" * 40_000 + "\n"
+    dataset = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": payload, "ext": "txt"})
+    items = [hda(dataset["id"])]
+    deleted = mcp.call_ok("delete_history_items", history_id=history_id, items=items, api_key=api_key)
+    assert deleted["items"] == [{"src": "hda", "id": dataset["id"], "deleted": True, "visible": True,
+                                 "purged": False}]
+    restored = mcp.call_ok("restore_history_items", history_id=history_id, items=items, api_key=api_key)
+    assert restored["items"][0]["deleted"] is False
+    assert rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}", api_key)["deleted"] is False
+
+    size_before = rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key)["size"]
+    usage_before = disk_usage(galaxy, api_key)
+    assert size_before >= len(payload)
+    purged = mcp.call_ok("delete_history_items", history_id=history_id, items=items, purge=True, api_key=api_key)
+    assert purged["items"][0]["deleted"] is True
+    until(lambda: rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}", api_key)["purged"], bool, "purge")
+    size_after = until(lambda: rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key)["size"],
+                       lambda size: size <= size_before - len(payload), "history size")
+    assert size_after <= size_before - len(payload)
+    assert disk_usage(galaxy, api_key) <= usage_before - len(payload)
+    error = mcp.call_error("restore_history_items", history_id=history_id, items=items, api_key=api_key)
+    assert error.startswith("[CONFLICT] Nothing was restored") and "purged" in error, error
+
+
+def test_recursive_delete_of_a_collection_and_its_restore(galaxy, mcp, api_key):
+    history_id = mcp.call_ok("create_history", name="recursive delete", api_key=api_key)["id"]
+    members = [fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": f"{n}\n", "ext": "txt"})["id"]
+               for n in ("a", "b")]
+    collection = mcp.call_ok("create_collection", history_id=history_id, collection_type="list", copy_elements=False,
+                             element_identifiers=[{"name": n, "src": "hda", "id": i} for n, i in zip("ab", members)],
+                             api_key=api_key)["collection_id"]
+    items = [{"src": "hdca", "id": collection}]
+
+    def deleted_flags():
+        return {item["id"]: item["deleted"]
+                for item in rest(galaxy.galaxy_url, f"/api/histories/{history_id}/contents", api_key)}
+
+    # Without recursive only the collection goes; with it, its datasets too; a restore brings all back.
+    mcp.call_ok("delete_history_items", history_id=history_id, items=items, api_key=api_key)
+    assert deleted_flags() == {collection: True, members[0]: False, members[1]: False}
+    result = mcp.call_ok("delete_history_items", history_id=history_id, items=items, recursive=True, api_key=api_key)
+    assert result["items"][0]["datasets_deleted"] == 2
+    assert deleted_flags() == {collection: True, members[0]: True, members[1]: True}
+    mcp.call_ok("restore_history_items", history_id=history_id, items=items, api_key=api_key)
+    assert deleted_flags() == {collection: False, members[0]: False, members[1]: False}
+    error = mcp.call_error("delete_history_items", history_id=history_id, items=items, purge=True, api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR]") and "recursive=true" in error, error
+
+
+def test_one_foreign_item_changes_nothing(galaxy, mcp, api_key, other_user_key):
+    mine = mcp.call_ok("create_history", name="mine", api_key=api_key)["id"]
+    own = fetch(galaxy, api_key, mine, {"src": "pasted", "paste_content": "mine\n", "ext": "txt"})["id"]
+    theirs = mcp.call_ok("create_history", name="theirs", api_key=other_user_key)["id"]
+    foreign = fetch(galaxy, other_user_key, theirs, {"src": "pasted", "paste_content": "FOREIGN\n", "ext": "txt",
+                                                     "name": "FOREIGN-name"})["id"]
+    elsewhere = mcp.call_ok("create_history", name="elsewhere", api_key=api_key)["id"]
+    other_own = fetch(galaxy, api_key, elsewhere, {"src": "pasted", "paste_content": "x\n", "ext": "txt"})["id"]
+    views = lambda: (contents_view(galaxy, api_key, mine), contents_view(galaxy, other_user_key, theirs),  # noqa: E731
+                     contents_view(galaxy, api_key, elsewhere))
+    before = views()
+    for items, code in (([hda(own), hda(foreign)], "AUTHORIZATION_ERROR"),
+                        ([hda(own), hda(other_own)], "VALIDATION_ERROR"),
+                        ([hda(own), hda("0123456789abcdef")], "VALIDATION_ERROR")):
+        for purge in (False, True):
+            error = mcp.call_error("delete_history_items", history_id=mine, items=items, purge=purge, api_key=api_key)
+            assert error.startswith(f"[{code}] Nothing was deleted"), error
+            assert "FOREIGN" not in error
+        assert views() == before
+    error = mcp.call_error("delete_history_items", history_id=theirs, items=[hda(foreign)], api_key=api_key)
+    assert error.startswith("[AUTHORIZATION_ERROR]"), error
+    error = mcp.call_error("restore_history_items", history_id=mine, items=[hda(own), hda(foreign)], api_key=api_key)
+    assert error.startswith("[AUTHORIZATION_ERROR] Nothing was restored"), error
+    assert views() == before
+
+
+# ---- the surface ----
+
+
+def test_the_debugging_tools_point_to_the_repair_and_annotations_are_truthful(mcp):
+    tools = {tool.name: tool for tool in mcp.list_tools()}
+    assert "get_job_parameters -> rerun_job" in tools["get_job_errors"].description
+    assert "rerun_job" in tools["wait_for_jobs"].description
+    for name in ("list_jobs", "get_job_parameters"):
+        hints = tools[name].annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (True, False, True), name
+    for name in ("rerun_job", "cancel_job", "delete_history_items"):
+        assert tools[name].annotations.destructive_hint is True, name
+    for name in ("update_dataset", "restore_history_items"):
+        hints = tools[name].annotations
+        assert (hints.read_only_hint, hints.destructive_hint) == (False, False), name
