@@ -17,9 +17,17 @@ from galaxy_mcp_analysis.operations.jobs import DebuggingJobs
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
 from galaxy_mcp_analysis.operations.pages import NotebookPages
 from galaxy_mcp_analysis.operations.reading import ReadingOutputs
+from galaxy_mcp_analysis.operations.workflows import Workflows
 
 
-class AnalysisOperationsManager(ReadingOutputs, NotebookPages, MakingInputs, DebuggingJobs, AgentOperationsManager):
+class AnalysisOperationsManager(
+    ReadingOutputs,
+    NotebookPages,
+    MakingInputs,
+    DebuggingJobs,
+    Workflows,
+    AgentOperationsManager,
+):
     #: Set from the environment when the patch is applied.
     settings: Settings = Settings()
     #: Ids of the patches activation applied in this process (set by galaxy_mcp_analysis.activation).

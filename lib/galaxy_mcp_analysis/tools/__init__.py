@@ -14,9 +14,10 @@ from galaxy_mcp_analysis.tools import (
     pages,
     reading,
     stock,
+    workflows,
 )
 
-CAPABILITIES = (reading, pages, making_inputs, jobs)
+CAPABILITIES = (reading, pages, making_inputs, jobs, workflows)
 
 #: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).
 STOCK_ANNOTATIONS = stock.STOCK_ANNOTATIONS
