@@ -30,6 +30,7 @@ import bench_context  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_reading  # noqa: E402
 import bench_upload  # noqa: E402
+import bench_workflows  # noqa: E402
 import standalone_galaxy_mcp  # noqa: E402
 from conftest import STOCK_TOOLS  # noqa: E402  (bench/common put test/ on the path)
 from galaxy_mcp_analysis.testing import (  # noqa: E402
@@ -37,7 +38,7 @@ from galaxy_mcp_analysis.testing import (  # noqa: E402
     McpClient,
 )
 
-SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections"]
+SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections", "workflows"]
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -67,6 +68,9 @@ def parse_args(argv):
     parser.add_argument("--upload-reps", type=int, default=10, help="pasted uploads on each side (10)")
     parser.add_argument("--collection-sizes", type=int_list, default=[1000, 10000], help="list sizes (1000,10000)")
     parser.add_argument("--collection-reps", type=int, default=5, help="repetitions per list size (5)")
+    parser.add_argument("--workflow-reps", type=int, default=20, help="workflows: repetitions per figure (20)")
+    parser.add_argument("--workflow-jobs", type=int_list, default=[10, 100],
+                        help="workflows: jobs in the histories extracted (10,100)")
     parser.add_argument("--no-stock", action="store_true", help="skip starting a stock Galaxy for comparison")
     parser.add_argument("--no-galaxy-mcp", action="store_true", help="skip the standalone galaxy-mcp server")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".galaxy-bench",
@@ -155,6 +159,9 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
         if "collections" in only:
             section("collections", "collections", results, bench_collections.run, galaxy, mcp,
                     args.collection_sizes, args.collection_reps)
+        if "workflows" in only:
+            section("workflows", "workflows", results, bench_workflows.run, galaxy, mcp, args.workflow_reps,
+                    args.workflow_jobs)
 
 
 def galaxy_mcp_context(script, galaxy, workdir) -> dict:
@@ -231,6 +238,10 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
         sizes = [size for size in collections if isinstance(size, int)]
         rows.append((f"MCP time growth {sizes[0]:,} -> {sizes[-1]:,} elements (x{sizes[-1] // sizes[0]} elements)",
                      collections["growth"], f"about {sizes[-1] / sizes[0]:.0f} (linear)"))
+    workflows = results.get("workflows") or {}
+    if "invoke_mcp_over_rest" in workflows:
+        rows.append(("invoke_workflow MCP (preflight) / REST invocation, p50", workflows["invoke_mcp_over_rest"],
+                     "<= 1.1"))
     overhead = results.get("overhead") or {}
     if overhead:
         rows.append(("get_dataset_details MCP / REST, p50", overhead["p50_ratio"], "<= 1.5"))

@@ -55,6 +55,8 @@ class Items:
     page_id: str
     revision_id: str
     url: str = ""
+    workflow_id: str = ""
+    invocation_id: str = ""
 
 
 @dataclass
@@ -97,6 +99,7 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
     page = rest(gx, "/api/pages", owner, {"history_id": history_id, "title": f"{marker}-page",
                                           "content": f"# {marker}-page-text\n", "content_format": "markdown"})
     [revision] = rest(gx, f"/api/pages/{page['id']}/revisions", owner)
+    workflow, invocation = make_workflow(gx, owner, marker, history_id, dataset["id"])
     if level == "private":
         for dataset_id in (dataset["id"], run["outputs"][0]["id"]):
             rest(gx, f"/api/datasets/{dataset_id}/permissions", owner, {"action": "make_private"}, method="PUT")
@@ -105,11 +108,23 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
                       method="PUT")
         assert not shared.get("errors"), shared
         rest(gx, f"/api/pages/{page['id']}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
+        rest(gx, f"/api/workflows/{workflow}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
     else:
         rest(gx, f"/api/histories/{history_id}/publish", owner, method="PUT")
         rest(gx, f"/api/pages/{page['id']}/publish", owner, method="PUT")
+        rest(gx, f"/api/workflows/{workflow}/publish", owner, method="PUT")
     return Items(level, marker, history_id, dataset["id"], collection["id"], job["id"], page["id"], revision["id"],
-                 url)
+                 url, workflow, invocation)
+
+
+def make_workflow(gx, owner, marker, history_id, dataset_id) -> tuple[str, str]:
+    """A one-step workflow named after the marker, and one invocation of it on the set's dataset."""
+    document = {"class": "GalaxyWorkflow", "label": f"{marker}-workflow",
+                "inputs": {"table": {"type": "data"}}, "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}}}
+    workflow = rest(gx, "/api/workflows", owner, {"workflow": document, "fill_defaults": True})["id"]
+    invocation = rest(gx, f"/api/workflows/{workflow}/invocations", owner, {
+        "history_id": history_id, "inputs": {"0": {"src": "hda", "id": dataset_id}}, "inputs_by": "step_index"})
+    return workflow, invocation["id"]
 
 
 @pytest.fixture(scope="module")
@@ -210,6 +225,23 @@ ROWS = [
     Row("upload_file_from_url", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "url": i.url}),
     Row("get_tool_details", "no item", LISTING, lambda i, w, c: {"tool_id": "Cut1", "io_details": True}),
     Row("get_server_info", "no item", LISTING, lambda i, w, c: {}),
+    Row("get_workflow_input_schema", "workflow", READ, lambda i, w, c: {"workflow_id": i.workflow_id},
+        lambda i: f"/api/workflows/{i.workflow_id}"),
+    Row("check_workflow_inputs", "workflow", READ, lambda i, w, c: {
+        "workflow_id": i.workflow_id, "history_id": own_history(w, c), "inputs": {}},
+        lambda i: f"/api/workflows/{i.workflow_id}"),
+    # A workflow the caller may read is invoked into the caller's own history, on the set's dataset.
+    Row("invoke_workflow", "workflow", READ, lambda i, w, c: {
+        "workflow_id": i.workflow_id, "history_id": own_history(w, c),
+        "inputs": {"table": {"src": "hda", "id": i.dataset_id}}},
+        lambda i: f"/api/workflows/{i.workflow_id}"),
+    Row("get_invocation_details", "invocation", READ, lambda i, w, c: {"invocation_id": i.invocation_id},
+        lambda i: f"/api/invocations/{i.invocation_id}"),
+    Row("wait_for_jobs", "invocation", READ, lambda i, w, c: {"invocation_id": i.invocation_id, "timeout_seconds": 0},
+        lambda i: f"/api/invocations/{i.invocation_id}"),
+    Row("create_workflow_from_history", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "name": "x"}),
+    Row("create_workflow", "no item", LISTING, lambda i, w, c: {"dry_run": True, "definition": {
+        "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}}),
 ]
 
 

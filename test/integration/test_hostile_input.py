@@ -66,6 +66,8 @@ class Ids:
     revision: str
     url: str
     foreign: dict[str, str]  # parameter name -> another user's private item of that kind
+    workflow: str = ""
+    invocation: str = ""
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +92,14 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     [their_revision] = rest(gx, f"/api/pages/{their_page['id']}/revisions", other_user_key)
     foreign = {"history_id": theirs, "dataset_id": secret["id"], "job_id": their_job, "page_id": their_page["id"],
                "revision_id": their_revision["id"], "dataset_ids": secret["id"], "job_ids": their_job}
+    workflow = {"class": "GalaxyWorkflow", "inputs": {"table": {"type": "data"}},
+                "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}}}
+    mine = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
+    foreign["workflow_id"] = rest(gx, "/api/workflows", other_user_key, {"workflow": workflow})["id"]
+    invocation = rest(gx, f"/api/workflows/{mine}/invocations", api_key, {
+        "history_id": history, "inputs": {"0": {"src": "hda", "id": dataset["id"]}}, "inputs_by": "step_index"})
     return Ids(history, dataset["id"], job, collection["id"], page["id"], revision["id"],
-               file_server("hostile.txt", b"served\n"), foreign)
+               file_server("hostile.txt", b"served\n"), foreign, mine, invocation["id"])
 
 
 def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
@@ -121,6 +129,15 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "get_job_details": {"dataset_id": ids.dataset},
         "download_dataset": {"dataset_id": ids.dataset},
         "get_server_info": {},
+        "get_workflow_input_schema": {"workflow_id": ids.workflow},
+        "check_workflow_inputs": {"workflow_id": ids.workflow, "history_id": ids.history,
+                                  "inputs": {"table": {"src": "hda", "id": ids.dataset}}},
+        "invoke_workflow": {"workflow_id": ids.workflow, "history_id": ids.history,
+                            "inputs": {"table": {"src": "hda", "id": ids.dataset}}},
+        "get_invocation_details": {"invocation_id": ids.invocation},
+        "create_workflow_from_history": {"history_id": ids.history, "name": "hostile"},
+        "create_workflow": {"dry_run": True, "definition": {
+            "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}},
     }
 
 

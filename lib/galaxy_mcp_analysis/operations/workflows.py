@@ -165,7 +165,7 @@ class Workflows:
         version: int | None = None,
     ) -> dict[str, Any]:
         _, workflow = self._accessible_workflow(workflow_id, version)
-        self._readable_history(history_id)
+        self._own_history(history_id)
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         return {
             "valid": not plan["problems"],
@@ -187,7 +187,7 @@ class Workflows:
         """Galaxy's invocation, after every input and step parameter is checked (stock method overridden)."""
         stored, workflow = self._accessible_workflow(workflow_id, None)
         if history_id:
-            self._readable_history(history_id)
+            self._own_history(history_id)
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         if plan["problems"]:
             raise problems_error(
@@ -505,7 +505,7 @@ class Workflows:
         dataset_ids: list[str] | None = None,
         collection_ids: list[str] | None = None,
     ) -> dict[str, Any]:
-        history = self._readable_history(history_id)
+        history = self._own_history(history_id)
         if not name or not name.strip():
             raise AnalysisError(ErrorCode.VALIDATION_ERROR, "name is empty.", "Name the workflow, e.g. name='Sort and count'.")
         jobs = self._extraction_jobs(history, job_ids)
@@ -785,7 +785,7 @@ class Workflows:
             ) from None
         return stored, workflow
 
-    def _readable_history(self, history_id: str):
+    def _own_history(self, history_id: str):
         try:
             decoded = self.trans.security.decode_id(history_id)
         except (exceptions.MalformedId, ValueError, TypeError):
