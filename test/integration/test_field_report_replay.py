@@ -366,7 +366,7 @@ def replay(t: Transcript) -> None:
     pasted_new = t.ok("create_dataset_from_text", history_id=history_id, content=new_text, name="SA05.fasta",
                       file_type="fasta", show=["dataset_id", "name"])
     t.names.name("dataset", pasted_new["dataset_id"], "SA05.fasta")
-    wait(t, dataset_ids=[pasted_new["dataset_id"]], show=False)
+    wait(t, dataset_ids=[pasted_new["dataset_id"]], show=None)
     new_collection = t.ok("create_collection", history_id=history_id, collection_type="list", name="new assembly",
                           element_identifiers=[{"name": "SA05", "src": "hda", "id": pasted_new["dataset_id"]}],
                           show=["collection_id", "name", "element_count"])["collection_id"]

@@ -262,7 +262,11 @@ def clean_format2(
     if isinstance(steps, dict):
         step_items = [(str(name), step) for name, step in steps.items() if isinstance(step, dict)]
     elif isinstance(steps, list):
-        step_items = [(str(step.get("label") or step.get("id") or i), step) for i, step in enumerate(steps) if isinstance(step, dict)]
+        step_items = [
+            (str(step.get("label") or step.get("id") or i), step)
+            for i, step in enumerate(steps)
+            if isinstance(step, dict)
+        ]
     for name, step in step_items:
         tool_id = step.get("tool_id")
         if not tool_id:
@@ -351,7 +355,11 @@ def summarize_progress(invocation_state: str, steps: Sequence[StepProgress]) -> 
         if len(progress.jobs) > MAX_JOB_IDS_PER_STEP:
             entry["job_ids_truncated"] = True
         entries.append(entry)
-        reference = {"step_index": progress.step.step_index, "label": progress.step.label, "tool_id": progress.step.tool_id}
+        reference = {
+            "step_index": progress.step.step_index,
+            "label": progress.step.label,
+            "tool_id": progress.step.tool_id,
+        }
         if failed:
             failed_steps.append({**reference, "job_ids": failed[:MAX_JOB_IDS_PER_STEP]})
         if silent:

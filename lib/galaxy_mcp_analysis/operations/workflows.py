@@ -223,7 +223,14 @@ class Workflows:
         ]
         problems: list[InputProblem] = []
         if not isinstance(inputs, dict):
-            problems.append(InputProblem("inputs", WRONG_TYPE, "inputs must be an object keyed by input label.", "See get_workflow_input_schema's template."))
+            problems.append(
+                InputProblem(
+                    "inputs",
+                    WRONG_TYPE,
+                    "inputs must be an object keyed by input label.",
+                    "See get_workflow_input_schema's template.",
+                )
+            )
             inputs = {}
         resolved = resolve_inputs(inputs, entries)
         problems.extend(resolved.problems)
@@ -280,8 +287,13 @@ class Workflows:
                 InputProblem(
                     path,
                     rule,
-                    f"{value!r} is not a valid {state.get('parameter_type', 'text')} for {step.effective_label!r}: {message}",
-                    f"Use one of: {listed(options)}." if options else "get_workflow_input_schema shows its type, bounds and options.",
+                    f"{value!r} is not a valid {state.get('parameter_type', 'text')} "
+                    f"for {step.effective_label!r}: {message}",
+                    (
+                        f"Use one of: {listed(options)}."
+                        if options
+                        else "get_workflow_input_schema shows its type, bounds and options."
+                    ),
                     tuple(options) if options else None,
                 )
             ]
@@ -293,7 +305,7 @@ class Workflows:
                 InputProblem(
                     path,
                     WRONG_TYPE,
-                    f"Input {name!r} takes {{\"src\": ..., \"id\": ...}}, got {_short(value)}.",
+                    f'Input {name!r} takes {{"src": ..., "id": ...}}, got {_short(value)}.',
                     'Pass {"src": "hda", "id": "<dataset_id>"} or {"src": "hdca", "id": "<collection_id>"}.',
                 )
             ]
@@ -322,7 +334,8 @@ class Workflows:
                         path,
                         COLLECTION_TYPE_NOT_ACCEPTED,
                         f"Input {name!r} takes a {accepted_type} collection; a single dataset was given.",
-                        f"Build a {accepted_type} collection with create_collection and pass {{\"src\": \"hdca\", \"id\": ...}}.",
+                        f"Build a {accepted_type} collection with create_collection and pass "
+                        '{"src": "hdca", "id": ...}.',
                         (accepted_type,),
                     )
                 ]
@@ -382,18 +395,33 @@ class Workflows:
     def _input_item(self, src: str, encoded: Any, path: str):
         """The caller's dataset or collection (Galaxy's managers check access), or a problem."""
         if not isinstance(encoded, str) or not encoded:
-            return InputProblem(f"{path}.id", WRONG_TYPE, f"id must be an encoded id string, got {_short(encoded)}.", "Use an `id` from get_history_contents.")
+            return InputProblem(
+                f"{path}.id",
+                WRONG_TYPE,
+                f"id must be an encoded id string, got {_short(encoded)}.",
+                "Use an `id` from get_history_contents.",
+            )
         try:
             decoded = self.trans.security.decode_id(encoded)
         except (exceptions.MalformedId, ValueError, TypeError):
-            return InputProblem(f"{path}.id", INVALID_VALUE, f"{encoded!r} is not an encoded id.", "Use an `id` from get_history_contents.")
+            return InputProblem(
+                f"{path}.id",
+                INVALID_VALUE,
+                f"{encoded!r} is not an encoded id.",
+                "Use an `id` from get_history_contents.",
+            )
         try:
             if src == "hda":
                 return self.hda_manager.get_accessible(decoded, self.trans.user)
             return self.app.dataset_collection_manager.get_dataset_collection_instance(self.trans, "history", decoded)
         except exceptions.ObjectNotFound:
             kind = "dataset" if src == "hda" else "collection"
-            return InputProblem(f"{path}.id", INVALID_VALUE, f"No history {kind} with id {encoded} exists.", "Use an `id` from get_history_contents.")
+            return InputProblem(
+                f"{path}.id",
+                INVALID_VALUE,
+                f"No history {kind} with id {encoded} exists.",
+                "Use an `id` from get_history_contents.",
+            )
         except (exceptions.ItemAccessibilityException, exceptions.ItemOwnershipException):
             raise AnalysisError(
                 ErrorCode.AUTHORIZATION_ERROR,
@@ -404,7 +432,14 @@ class Workflows:
     def _step_parameter_problems(self, steps, parameters: Any) -> tuple[dict[str, Any], list[InputProblem]]:
         """``parameters`` keyed by step label or index -> Galaxy's step-index keys, and the problems."""
         if not isinstance(parameters, dict):
-            return {}, [InputProblem("parameters", WRONG_TYPE, "parameters must be an object keyed by step label.", "See get_workflow_input_schema's `parameters`.")]
+            return {}, [
+                InputProblem(
+                    "parameters",
+                    WRONG_TYPE,
+                    "parameters must be an object keyed by step label.",
+                    "See get_workflow_input_schema's `parameters`.",
+                )
+            ]
         refs = [_step_ref(step) for step in steps]
         by_index = {step.order_index: step for step in steps}
         galaxy_parameters: dict[str, Any] = {}
@@ -418,11 +453,22 @@ class Workflows:
                 problems.append(not_a_tool_step_problem(key, found))
                 continue
             if not isinstance(values, dict):
-                problems.append(InputProblem(f"parameters.{key}", WRONG_TYPE, f"parameters[{key!r}] must be an object of tool parameters.", "e.g. {\"column\": 2}"))
+                problems.append(
+                    InputProblem(
+                        f"parameters.{key}",
+                        WRONG_TYPE,
+                        f"parameters[{key!r}] must be an object of tool parameters.",
+                        'e.g. {"column": 2}',
+                    )
+                )
                 continue
             step = by_index[found.step_index]
             connected = sorted({connection.input_name for connection in step.input_connections})
-            problems.extend(self._tool_state_problems(step.tool_id, step.tool_version, values, f"parameters.{key}", partial=True, connected=connected))
+            problems.extend(
+                self._tool_state_problems(
+                    step.tool_id, step.tool_version, values, f"parameters.{key}", partial=True, connected=connected
+                )
+            )
             galaxy_parameters[str(found.step_index)] = values
         return galaxy_parameters, problems
 
@@ -481,7 +527,9 @@ class Workflows:
                     outputs[output.output_name] = {"src": "hda", "id": encode(output.dataset_id)}
                 for output in invocation_step.output_dataset_collections:
                     outputs[output.output_name] = {"src": "hdca", "id": encode(output.dataset_collection_id)}
-            progress.append(StepProgress(_step_ref(step), invocation_step.state if invocation_step else None, jobs, outputs))
+            progress.append(
+                StepProgress(_step_ref(step), invocation_step.state if invocation_step else None, jobs, outputs)
+            )
         return summarize_progress(str(invocation.state), progress)
 
     def invocation_jobs(self, invocation_id: str) -> tuple[dict[int, str], bool]:
@@ -507,10 +555,18 @@ class Workflows:
     ) -> dict[str, Any]:
         history = self._own_history(history_id)
         if not name or not name.strip():
-            raise AnalysisError(ErrorCode.VALIDATION_ERROR, "name is empty.", "Name the workflow, e.g. name='Sort and count'.")
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR, "name is empty.", "Name the workflow, e.g. name='Sort and count'."
+            )
         jobs = self._extraction_jobs(history, job_ids)
         plain = [job for job in jobs if job.implicit_collection_jobs_association is None]
-        groups = sorted({job.implicit_collection_jobs_association.implicit_collection_jobs_id for job in jobs if job.implicit_collection_jobs_association is not None})
+        groups = sorted(
+            {
+                job.implicit_collection_jobs_association.implicit_collection_jobs_id
+                for job in jobs
+                if job.implicit_collection_jobs_association is not None
+            }
+        )
         representatives = plain + [self._representative(group) for group in groups]
         if dataset_ids is None and collection_ids is None:
             datasets, collections = _consumed_not_produced(representatives, groups, self.trans.sa_session)
@@ -657,23 +713,39 @@ class Workflows:
                 problems,
                 "create_workflow",
                 nothing_done="No workflow was created.",
-                suggestion="Fix every path listed and call again; create_workflow(..., dry_run=True) checks without saving.",
+                suggestion="Fix every path listed and call again; "
+                "create_workflow(..., dry_run=True) checks without saving.",
             )
         created = self.app.workflow_contents_manager.build_workflow_from_raw_description(
             self.trans, RawWorkflowDescription(native), WorkflowCreateOptions(fill_defaults=True)
         )
         if created.missing_tools:
             missing = ", ".join(str(tool[0]) for tool in created.missing_tools)
-            raise AnalysisError(ErrorCode.VALIDATION_ERROR, f"Tools not installed: {missing}.", "Use tools this server has (search_tools).")
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Tools not installed: {missing}.",
+                "Use tools this server has (search_tools).",
+            )
         workflow_id = self.trans.security.encode_id(created.stored_workflow.id)
         schema = self.get_workflow_input_schema(workflow_id)
-        return {"workflow_id": workflow_id, "name": created.stored_workflow.name, "inputs": schema["inputs"], "steps": schema["steps"]}
+        return {
+            "workflow_id": workflow_id,
+            "name": created.stored_workflow.name,
+            "inputs": schema["inputs"],
+            "steps": schema["steps"],
+        }
 
-    def _definition_problems(self, native: dict, format2_steps: dict[int, dict]) -> tuple[list[InputProblem], list, list]:
+    def _definition_problems(
+        self, native: dict, format2_steps: dict[int, dict]
+    ) -> tuple[list[InputProblem], list, list]:
         """Every tool step's state and every connection of a native workflow dict, checked at once."""
         problems: list[InputProblem] = []
         raw_steps = native.get("steps") or {}
-        step_dicts = {int(key): value for key, value in raw_steps.items()} if isinstance(raw_steps, dict) else dict(enumerate(raw_steps))
+        step_dicts = (
+            {int(key): value for key, value in raw_steps.items()}
+            if isinstance(raw_steps, dict)
+            else dict(enumerate(raw_steps))
+        )
         modules: dict[int, Any] = {}
         names: dict[int, str] = {}
         steps_out, inputs_out = [], []
@@ -683,7 +755,13 @@ class Workflows:
             names[key] = label or str(key)
             step_type = step_dict.get("type", "tool")
             if step_type == "tool":
-                tool = self.app.toolbox.get_tool(step_dict.get("tool_id"), step_dict.get("tool_version"), user=self.trans.user) if step_dict.get("tool_id") else None
+                tool = (
+                    self.app.toolbox.get_tool(
+                        step_dict.get("tool_id"), step_dict.get("tool_version"), user=self.trans.user
+                    )
+                    if step_dict.get("tool_id")
+                    else None
+                )
                 if tool is None:
                     close = closest_names(str(step_dict.get("tool_id")), list(self.app.toolbox.tools_by_id))
                     problems.append(
@@ -700,9 +778,18 @@ class Workflows:
             try:
                 modules[key] = module_factory.from_dict(self.trans, step_dict, detached=True, exact_tools=False)
             except Exception as e:  # Galaxy's modules raise many kinds on a bad step
-                problems.append(InputProblem(f"steps.{names[key]}", INVALID_VALUE, f"Galaxy cannot read this step: {str(e)[:200]}", "Compare with get_workflow_input_schema of a working workflow."))
+                problems.append(
+                    InputProblem(
+                        f"steps.{names[key]}",
+                        INVALID_VALUE,
+                        f"Galaxy cannot read this step: {str(e)[:200]}",
+                        "Compare with get_workflow_input_schema of a working workflow.",
+                    )
+                )
                 continue
-            steps_out.append({"step_index": key, "label": label, "type": step_type, "tool_id": step_dict.get("tool_id")})
+            steps_out.append(
+                {"step_index": key, "label": label, "type": step_type, "tool_id": step_dict.get("tool_id")}
+            )
             if step_type in INPUT_KINDS:
                 inputs_out.append({"label": label, "step_index": key, "kind": INPUT_KINDS[step_type]})
         for key in sorted(modules):
@@ -713,7 +800,12 @@ class Workflows:
                 connected |= set(_connection_names(step_dict))
                 problems.extend(
                     self._tool_state_problems(
-                        step_dict["tool_id"], step_dict.get("tool_version"), state, f"steps.{names[key]}.state", partial=True, connected=sorted(connected)
+                        step_dict["tool_id"],
+                        step_dict.get("tool_version"),
+                        state,
+                        f"steps.{names[key]}.state",
+                        partial=True,
+                        connected=sorted(connected),
                     )
                 )
         return problems, steps_out, inputs_out
@@ -724,13 +816,21 @@ class Workflows:
         accepted_inputs = [entry["name"] for entry in module.get_all_inputs(connectable_only=True)]
         for input_name, connections in (step_dict.get("input_connections") or {}).items():
             path = f"steps.{names[key]}.in.{input_name}"
-            if accepted_inputs is not None and step_dict.get("type", "tool") == "tool" and input_name not in accepted_inputs and not input_name.startswith("__"):
-                close = closest_names(input_name.replace("|", "."), [name.replace("|", ".") for name in accepted_inputs])
+            if (
+                accepted_inputs is not None
+                and step_dict.get("type", "tool") == "tool"
+                and input_name not in accepted_inputs
+                and not input_name.startswith("__")
+            ):
+                close = closest_names(
+                    input_name.replace("|", "."), [name.replace("|", ".") for name in accepted_inputs]
+                )
                 problems.append(
                     InputProblem(
                         path,
                         BAD_CONNECTION,
-                        f"Step {names[key]!r} has no data input {input_name!r}." + (f" Did you mean {listed(close)}?" if close else ""),
+                        f"Step {names[key]!r} has no data input {input_name!r}."
+                        + (f" Did you mean {listed(close)}?" if close else ""),
                         f"Connect one of: {listed(accepted_inputs)}.",
                         tuple(accepted_inputs),
                     )
@@ -742,7 +842,14 @@ class Workflows:
                 source = int(source) if str(source).isdigit() else source
                 output_name = connection.get("output_name")
                 if source not in modules:
-                    problems.append(InputProblem(path, BAD_CONNECTION, f"It connects to step {source!r}, which the workflow does not have.", "Connect an earlier step by its label."))
+                    problems.append(
+                        InputProblem(
+                            path,
+                            BAD_CONNECTION,
+                            f"It connects to step {source!r}, which the workflow does not have.",
+                            "Connect an earlier step by its label.",
+                        )
+                    )
                     continue
                 outputs = [entry["name"] for entry in modules[source].get_all_outputs()]
                 if output_name not in outputs:
@@ -751,7 +858,8 @@ class Workflows:
                         InputProblem(
                             path,
                             BAD_CONNECTION,
-                            f"Step {names[source]!r} has no output {output_name!r}." + (f" Did you mean {listed(close)}?" if close else ""),
+                            f"Step {names[source]!r} has no output {output_name!r}."
+                            + (f" Did you mean {listed(close)}?" if close else ""),
                             f"Connect {names[source]}/<output> with one of its outputs: {listed(outputs)}.",
                             tuple(outputs),
                         )
@@ -764,11 +872,17 @@ class Workflows:
         try:
             decoded = self.trans.security.decode_id(workflow_id)
         except (exceptions.MalformedId, ValueError, TypeError):
-            raise AnalysisError(ErrorCode.VALIDATION_ERROR, f"workflow_id {workflow_id!r} is not a valid encoded id.", "Use an `id` from list_workflows().") from None
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"workflow_id {workflow_id!r} is not a valid encoded id.",
+                "Use an `id` from list_workflows().",
+            ) from None
         try:
             stored = self.app.workflow_manager.get_stored_accessible_workflow(self.trans, decoded, by_stored_id=True)
         except exceptions.ObjectNotFound:
-            raise AnalysisError(ErrorCode.NOT_FOUND, f"No workflow with id {workflow_id} exists.", "List yours with list_workflows().") from None
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND, f"No workflow with id {workflow_id} exists.", "List yours with list_workflows()."
+            ) from None
         except (exceptions.ItemAccessibilityException, exceptions.ItemOwnershipException):
             raise AnalysisError(
                 ErrorCode.AUTHORIZATION_ERROR,
@@ -789,11 +903,17 @@ class Workflows:
         try:
             decoded = self.trans.security.decode_id(history_id)
         except (exceptions.MalformedId, ValueError, TypeError):
-            raise AnalysisError(ErrorCode.VALIDATION_ERROR, f"history_id {history_id!r} is not a valid encoded id.", "Use an `id` from list_histories().") from None
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"history_id {history_id!r} is not a valid encoded id.",
+                "Use an `id` from list_histories().",
+            ) from None
         try:
             return self.app[HistoryManager].get_owned(decoded, self.trans.user, current_history=self.trans.history)
         except exceptions.ObjectNotFound:
-            raise AnalysisError(ErrorCode.NOT_FOUND, f"No history with id {history_id} exists.", "List yours with list_histories().") from None
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND, f"No history with id {history_id} exists.", "List yours with list_histories()."
+            ) from None
         except (exceptions.ItemAccessibilityException, exceptions.ItemOwnershipException):
             raise AnalysisError(
                 ErrorCode.AUTHORIZATION_ERROR,
@@ -865,10 +985,21 @@ def _expected_jobs(steps, map_sizes: dict[int, int]) -> list[dict[str, Any]]:
     size: dict[int, int] = {}
     result = []
     for step in steps:  # ordered: sources come before the steps they feed
-        upstream = [size.get(by_id[c.output_step_id].order_index, 0) for c in step.input_connections if c.output_step_id in by_id]
+        upstream = [
+            size.get(by_id[c.output_step_id].order_index, 0)
+            for c in step.input_connections
+            if c.output_step_id in by_id
+        ]
         size[step.order_index] = max([map_sizes.get(step.order_index, 0), *upstream])
         if step.type == "tool":
-            result.append({"step_index": step.order_index, "label": step.label, "tool_id": step.tool_id, "jobs_expected": size[step.order_index] or 1})
+            result.append(
+                {
+                    "step_index": step.order_index,
+                    "label": step.label,
+                    "tool_id": step.tool_id,
+                    "jobs_expected": size[step.order_index] or 1,
+                }
+            )
     return result
 
 
@@ -919,14 +1050,27 @@ def _parse_definition(definition: Any) -> dict[str, Any]:
         try:
             parsed = yaml.safe_load(definition)
         except yaml.YAMLError as e:
-            raise AnalysisError(ErrorCode.VALIDATION_ERROR, f"definition is not valid YAML or JSON: {str(e)[:300]}", "Send the Format 2 document as YAML text or as a JSON object.") from None
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"definition is not valid YAML or JSON: {str(e)[:300]}",
+                "Send the Format 2 document as YAML text or as a JSON object.",
+            ) from None
         definition = parsed
     if not isinstance(definition, dict):
-        raise AnalysisError(ErrorCode.VALIDATION_ERROR, "definition must be a workflow document (an object).", "Send a Format 2 document or a native .ga object.")
-    if definition.get("class") != "GalaxyWorkflow" and definition.get("a_galaxy_workflow") != "true" and "steps" not in definition:
         raise AnalysisError(
             ErrorCode.VALIDATION_ERROR,
-            "definition is neither Format 2 (class: GalaxyWorkflow) nor a native .ga workflow (a_galaxy_workflow: 'true').",
+            "definition must be a workflow document (an object).",
+            "Send a Format 2 document or a native .ga object.",
+        )
+    if (
+        definition.get("class") != "GalaxyWorkflow"
+        and definition.get("a_galaxy_workflow") != "true"
+        and "steps" not in definition
+    ):
+        raise AnalysisError(
+            ErrorCode.VALIDATION_ERROR,
+            "definition is neither Format 2 (class: GalaxyWorkflow) "
+            "nor a native .ga workflow (a_galaxy_workflow: 'true').",
             "Start from create_workflow_from_history's `definition`.",
         )
     return json.loads(json.dumps(definition))

@@ -19,7 +19,9 @@ def get_workflow_input_schema(
     ops,
     workflow_id: WorkflowId,
     version: Annotated[int | None, Field(description="Workflow version (0 = first); latest when omitted.")] = None,
-    history_id: Annotated[HistoryId | None, Field(description="Resolves history-dependent options of step parameters.")] = None,
+    history_id: Annotated[
+        HistoryId | None, Field(description="Resolves history-dependent options of step parameters.")
+    ] = None,
 ) -> dict[str, Any]:
     """What a workflow takes: each input by label and the tool parameters each step lets you set.
 
@@ -43,7 +45,9 @@ def check_workflow_inputs(
     ops,
     workflow_id: WorkflowId,
     history_id: HistoryId,
-    inputs: Annotated[dict[str, Any], Field(description="As invoke_workflow's inputs: keyed by input label or step index.")],
+    inputs: Annotated[
+        dict[str, Any], Field(description="As invoke_workflow's inputs: keyed by input label or step index.")
+    ],
     parameters: Annotated[
         dict[str, Any] | None, Field(description="Tool parameters per step, keyed by step label or step index.")
     ] = None,
@@ -74,10 +78,13 @@ def create_workflow_from_history(
     history_id: HistoryId,
     name: Annotated[str, Field(description="Name of the new workflow.")],
     job_ids: Annotated[
-        list[str] | None, Field(description="Jobs to turn into steps; every finished tool job of the history when omitted.")
+        list[str] | None,
+        Field(description="Jobs to turn into steps; every finished tool job of the history when omitted."),
     ] = None,
     dataset_ids: Annotated[list[str] | None, Field(description="Encoded dataset ids to make workflow inputs.")] = None,
-    collection_ids: Annotated[list[str] | None, Field(description="Encoded collection ids to make workflow inputs.")] = None,
+    collection_ids: Annotated[
+        list[str] | None, Field(description="Encoded collection ids to make workflow inputs.")
+    ] = None,
 ) -> dict[str, Any]:
     """Galaxy's "extract workflow from history": the analysis you ran becomes a reusable workflow.
 
