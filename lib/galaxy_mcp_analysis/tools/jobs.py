@@ -59,15 +59,14 @@ def wait_for_jobs(
         int, Field(description="Longest wait in seconds (>= 0; 0 checks once). Capped by the server, 120 s by default.")
     ] = 60,
     invocation_id: Annotated[
-        str | None, Field(description="A workflow invocation: waits until it is scheduled and all its jobs finished.")
+        str | None, Field(description="Waits until this invocation is scheduled and its jobs finished.")
     ] = None,
 ) -> dict[str, Any]:
     """Wait until jobs finish, or until the timeout passes; one call instead of polling get_job_status.
 
-    Name the jobs by job_ids, dataset_ids, history_id (its jobs still running when the call
-    starts) and/or invocation_id (until scheduled and all its jobs are finished). A job is
-    finished in state ok, error, failed, deleted, stopped, skipped or paused (a paused job
-    waits on a failed input). Keep timeout_seconds below your MCP client's request
+    Name the jobs by job_ids, dataset_ids, invocation_id and/or history_id (its jobs still running when the call
+    starts). A job is finished in state ok, error, failed, deleted, stopped, skipped or paused (a
+    paused job waits on a failed input). Keep timeout_seconds below your MCP client's request
     timeout and call again while timed_out is true. Returns jobs [{job_id, tool_id, state,
     exit_code, suspected_silent_failure}], all_terminal, timed_out, state_counts,
     waited_seconds, timeout_applied and capped (true when the server cap applied); server_busy
