@@ -357,3 +357,14 @@ def test_a_bad_connection_is_refused_and_dry_run_saves_nothing(galaxy, mcp, api_
     assert len(rest(galaxy.galaxy_url, "/api/workflows", api_key)) == len(before)
     text = mcp.call_error("create_workflow", definition="steps: [unclosed", api_key=api_key)
     assert text.startswith("[VALIDATION_ERROR]")
+
+
+def test_a_stored_workflow_missing_tool_defaults_is_refused_naming_the_step(galaxy, mcp, api_key, wf_history, table):
+    """Posted without fill_defaults, Galaxy keeps the partial state and refuses to invoke it."""
+    workflow = rest(galaxy.galaxy_url, "/api/workflows", api_key, {"workflow": FAILING_MIDDLE})["id"]
+    before = len(invocations_of(galaxy, api_key, workflow))
+    text = mcp.call_error("invoke_workflow", workflow_id=workflow, history_id=wf_history,
+                          inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+    assert text.startswith("[VALIDATION_ERROR]") and "create_workflow" in text, text
+    assert "step 'cut'" in text or "step 'sort'" in text, text
+    assert len(invocations_of(galaxy, api_key, workflow)) == before

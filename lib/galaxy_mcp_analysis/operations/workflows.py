@@ -197,9 +197,12 @@ class Workflows:
                 suggestion="Fix every path listed and call again; check_workflow_inputs checks without invoking, "
                 "get_workflow_input_schema shows labels, accepted types and step parameters.",
             )
-        result = super().invoke_workflow(
-            workflow_id, history_id, plan["galaxy_inputs"], plan["galaxy_parameters"], history_name
-        )
+        try:
+            result = super().invoke_workflow(
+                workflow_id, history_id, plan["galaxy_inputs"], plan["galaxy_parameters"], history_name
+            )
+        except exceptions.MessageException as e:
+            raise _upgrade_messages_error(e, workflow) or e
         if hasattr(result, "model_dump"):  # Galaxy's WorkflowInvocationResponse, as its tool would serialise it
             result = result.model_dump(mode="json")
         result["inputs_by"] = plan["inputs_by"]
@@ -966,6 +969,26 @@ def _listify(value: Any) -> list:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _upgrade_messages_error(error: Exception, workflow: Workflow) -> AnalysisError | None:
+    """Galaxy's "Workflow step has upgrade messages" (a stored step lacks parameters its tool has),
+    naming the steps by label and what Galaxy says is missing; None for any other error."""
+    details = (getattr(error, "extra_error_info", None) or {}).get("err_data")
+    if "upgrade messages" not in str(error) or not isinstance(details, dict):
+        return None
+    names = {step.order_index: step.effective_label or str(step.order_index) for step in workflow.steps}
+    listed_steps = "; ".join(
+        f"step {names.get(index, index)!r}: {json.dumps(messages, default=str)[:300]}"
+        for index, messages in details.items()
+    )
+    return AnalysisError(
+        ErrorCode.VALIDATION_ERROR,
+        f"Galaxy refuses to invoke this workflow: its stored steps lack tool parameters ({listed_steps}). "
+        "Nothing was invoked.",
+        "Save the workflow again with create_workflow (it stores every tool default), "
+        "or fix the steps in Galaxy's workflow editor.",
+    )
 
 
 def _collection_verdict(given_type: str, accepted_type: str) -> str:
