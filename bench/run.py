@@ -31,6 +31,7 @@ import bench_overhead  # noqa: E402
 import bench_reading  # noqa: E402
 import bench_tool_inputs  # noqa: E402
 import bench_upload  # noqa: E402
+import bench_workflows  # noqa: E402
 import standalone_galaxy_mcp  # noqa: E402
 from conftest import STOCK_TOOLS  # noqa: E402  (bench/common put test/ on the path)
 from galaxy_mcp_analysis.testing import (  # noqa: E402
@@ -38,7 +39,8 @@ from galaxy_mcp_analysis.testing import (  # noqa: E402
     McpClient,
 )
 
-SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections", "tool_inputs"]
+SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections", "tool_inputs",
+            "workflows"]
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -69,6 +71,9 @@ def parse_args(argv):
     parser.add_argument("--collection-sizes", type=int_list, default=[1000, 10000], help="list sizes (1000,10000)")
     parser.add_argument("--collection-reps", type=int, default=5, help="repetitions per list size (5)")
     parser.add_argument("--tool-inputs-reps", type=int, default=20, help="tool inputs: calls per figure (20)")
+    parser.add_argument("--workflow-reps", type=int, default=20, help="workflows: repetitions per figure (20)")
+    parser.add_argument("--workflow-jobs", type=int_list, default=[10, 100],
+                        help="workflows: jobs in the histories extracted (10,100)")
     parser.add_argument("--no-stock", action="store_true", help="skip starting a stock Galaxy for comparison")
     parser.add_argument("--no-galaxy-mcp", action="store_true", help="skip the standalone galaxy-mcp server")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".galaxy-bench",
@@ -160,6 +165,9 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
         if "tool_inputs" in only:
             section("tool_inputs", "tool inputs: schemas and the run_tool preflight", results, bench_tool_inputs.run,
                     galaxy, mcp, args.tool_inputs_reps)
+        if "workflows" in only:
+            section("workflows", "workflows", results, bench_workflows.run, galaxy, mcp, args.workflow_reps,
+                    args.workflow_jobs)
 
 
 def galaxy_mcp_context(script, galaxy, workdir) -> dict:
@@ -236,6 +244,10 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
         sizes = [size for size in collections if isinstance(size, int)]
         rows.append((f"MCP time growth {sizes[0]:,} -> {sizes[-1]:,} elements (x{sizes[-1] // sizes[0]} elements)",
                      collections["growth"], f"about {sizes[-1] / sizes[0]:.0f} (linear)"))
+    workflows = results.get("workflows") or {}
+    if "invoke_mcp_over_rest" in workflows:
+        rows.append(("invoke_workflow MCP (preflight) / REST invocation, p50", workflows["invoke_mcp_over_rest"],
+                     "<= 1.1"))
     overhead = results.get("overhead") or {}
     if overhead:
         rows.append(("get_dataset_details MCP / REST, p50", overhead["p50_ratio"], "<= 1.5"))

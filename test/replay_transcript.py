@@ -30,6 +30,8 @@ KIND_OF_KEY = {
     "collection_id": "collection",
     "history_dataset_collection_id": "collection",
     "page_id": "page",
+    "workflow_id": "workflow",
+    "invocation_id": "invocation",
     "revision_id": "revision",
     "revision_ids": "revision",
     "latest_revision_id": "revision",

@@ -56,6 +56,8 @@ class Items:
     revision_id: str
     url: str = ""
     spare_id: str = ""  # a dataset only the rows that change datasets (update, delete, restore) touch
+    workflow_id: str = ""
+    invocation_id: str = ""
 
 
 @dataclass
@@ -100,6 +102,7 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
     [revision] = rest(gx, f"/api/pages/{page['id']}/revisions", owner)
     spare = fetch(galaxy, owner, history_id, {"src": "pasted", "paste_content": f"{marker}-spare\n", "ext": "txt",
                                               "name": f"{marker}-spare"})
+    workflow, invocation = make_workflow(gx, owner, marker, history_id, dataset["id"])
     if level == "private":
         for dataset_id in (dataset["id"], run["outputs"][0]["id"], spare["id"]):
             rest(gx, f"/api/datasets/{dataset_id}/permissions", owner, {"action": "make_private"}, method="PUT")
@@ -108,11 +111,23 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
                       method="PUT")
         assert not shared.get("errors"), shared
         rest(gx, f"/api/pages/{page['id']}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
+        rest(gx, f"/api/workflows/{workflow}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
     else:
         rest(gx, f"/api/histories/{history_id}/publish", owner, method="PUT")
         rest(gx, f"/api/pages/{page['id']}/publish", owner, method="PUT")
+        rest(gx, f"/api/workflows/{workflow}/publish", owner, method="PUT")
     return Items(level, marker, history_id, dataset["id"], collection["id"], job["id"], page["id"], revision["id"],
-                 url, spare_id=spare["id"])
+                 url, spare_id=spare["id"], workflow_id=workflow, invocation_id=invocation)
+
+
+def make_workflow(gx, owner, marker, history_id, dataset_id) -> tuple[str, str]:
+    """A one-step workflow named after the marker, and one invocation of it on the set's dataset."""
+    document = {"class": "GalaxyWorkflow", "label": f"{marker}-workflow",
+                "inputs": {"table": {"type": "data"}}, "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}}}
+    workflow = rest(gx, "/api/workflows", owner, {"workflow": document, "fill_defaults": True})["id"]
+    invocation = rest(gx, f"/api/workflows/{workflow}/invocations", owner, {
+        "history_id": history_id, "inputs": {"0": {"src": "hda", "id": dataset_id}}, "inputs_by": "step_index"})
+    return workflow, invocation["id"]
 
 
 @pytest.fixture(scope="module")
@@ -239,6 +254,23 @@ ROWS = [
         "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
     Row("restore_history_items", "history", WRITE, lambda i, w, c: {
         "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
+    Row("get_workflow_input_schema", "workflow", READ, lambda i, w, c: {"workflow_id": i.workflow_id},
+        lambda i: f"/api/workflows/{i.workflow_id}"),
+    Row("check_workflow_inputs", "workflow", READ, lambda i, w, c: {
+        "workflow_id": i.workflow_id, "history_id": own_history(w, c), "inputs": {}},
+        lambda i: f"/api/workflows/{i.workflow_id}"),
+    # A workflow the caller may read is invoked into the caller's own history, on the set's dataset.
+    Row("invoke_workflow", "workflow", READ, lambda i, w, c: {
+        "workflow_id": i.workflow_id, "history_id": own_history(w, c),
+        "inputs": {"table": {"src": "hda", "id": i.dataset_id}}},
+        lambda i: f"/api/workflows/{i.workflow_id}"),
+    Row("get_invocation_details", "invocation", READ, lambda i, w, c: {"invocation_id": i.invocation_id},
+        lambda i: f"/api/invocations/{i.invocation_id}"),
+    Row("wait_for_jobs", "invocation", READ, lambda i, w, c: {"invocation_id": i.invocation_id, "timeout_seconds": 0},
+        lambda i: f"/api/invocations/{i.invocation_id}"),
+    Row("create_workflow_from_history", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "name": "x"}),
+    Row("create_workflow", "no item", LISTING, lambda i, w, c: {"dry_run": True, "definition": {
+        "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}}),
 ]
 
 

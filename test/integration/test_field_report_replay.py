@@ -373,3 +373,38 @@ def replay(t: Transcript) -> None:
     previous = t.ok("get_page_revision", page_id=page_id, revision_id=page["latest_revision_id"],
                     show=["page_id", "edit_source", "is_latest", "content_editor"])
     assert previous["content_editor"] == first and previous["is_latest"] is False
+
+    # ---- save the analysis as a workflow and re-run it on one new assembly ----
+    t.block = "workflow"
+    saved = t.ok("create_workflow_from_history", history_id=history_id, name="contigs and plasmids",
+                 show={"workflow_id": True, "name": True, "inputs": ["label", "kind", "collection_type"],
+                       "steps": ["step_index", "label", "tool_id"]})
+    workflow_id = saved["workflow_id"]
+    t.names.name("workflow", workflow_id, "workflow")
+    assert [(entry["label"], entry["kind"]) for entry in saved["inputs"]] == [("assemblies", "collection")]
+    assert [step["tool_id"] for step in saved["steps"][1:]] == ["Grep1", "wc_gnu", "Remove beginning1"]
+    new_text, new_headers = assembly("SA05", [("chromosome", 120), ("plasmid pSA05a", 42)])
+    pasted_new = t.ok("create_dataset_from_text", history_id=history_id, content=new_text, name="SA05.fasta",
+                      file_type="fasta", show=["dataset_id", "name"])
+    t.names.name("dataset", pasted_new["dataset_id"], "SA05.fasta")
+    wait(t, dataset_ids=[pasted_new["dataset_id"]], show=None)
+    new_collection = t.ok("create_collection", history_id=history_id, collection_type="list", name="new assembly",
+                          element_identifiers=[{"name": "SA05", "src": "hda", "id": pasted_new["dataset_id"]}],
+                          show=["collection_id", "name", "element_count"])["collection_id"]
+    t.names.name("collection", new_collection, "new assembly")
+    invoked = t.ok("invoke_workflow", workflow_id=workflow_id, history_id=history_id,
+                   inputs={"assemblies": {"src": "hdca", "id": new_collection}},
+                   show=["id", "state", "inputs_by", "mapped_over"])
+    t.names.name("invocation", invoked["id"], "invocation")
+    assert invoked["inputs_by"] == "label"
+    waited = t.ok("wait_for_jobs", invocation_id=invoked["id"], timeout_seconds=WAIT_SECONDS,
+                  show=["all_terminal", "invocation_scheduled", "state_counts"])
+    assert waited["all_terminal"] and waited["invocation_scheduled"]
+    followed = t.ok("get_invocation_details", invocation_id=invoked["id"],
+                    show={"progress": ["state", "terminal", "failed_steps"]})
+    progress = followed["progress"]
+    assert (progress["state"], progress["terminal"], progress["failed_steps"]) == ("ok", True, [])
+    counts_step = next(step for step in progress["steps"] if step["tool_id"] == "wc_gnu")
+    new_counts = elements(t, counts_step["outputs"]["out_file1"]["id"], "new contig counts", show=False)
+    counted_new, _ = read_whole(t, new_counts["SA05"], show=True)
+    assert counted_new == f"#lines\n{len(new_headers)}\n".encode()

@@ -70,6 +70,8 @@ class Ids:
     foreign: dict[str, str]  # parameter name -> another user's private item of that kind
     tool_job: str = ""  # a finished cat1 job (rerun_job, get_job_parameters, cancel_job)
     spare: str = ""  # a dataset only update_dataset, delete_history_items and restore_history_items change
+    workflow: str = ""
+    invocation: str = ""
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +100,16 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
                                                                                              "id": dataset["id"]}},
                            api_key=api_key)
     spare = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "spare\n", "ext": "txt"})
+    workflow = {"class": "GalaxyWorkflow", "inputs": {"table": {"type": "data"}},
+                "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}}}
+    mine = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
+    foreign["workflow_id"] = rest(gx, "/api/workflows", other_user_key, {"workflow": workflow})["id"]
+    invocation = rest(gx, f"/api/workflows/{mine}/invocations", api_key, {
+        "history_id": history, "inputs": {"0": {"src": "hda", "id": dataset["id"]}}, "inputs_by": "step_index"})
     mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=api_key)
     return Ids(history, dataset["id"], job, collection["id"], page["id"], revision["id"],
-               file_server("hostile.txt", b"served\n"), foreign, tool_run["jobs"][0]["id"], spare["id"])
+               file_server("hostile.txt", b"served\n"), foreign, tool_run["jobs"][0]["id"], spare["id"],
+               workflow=mine, invocation=invocation["id"])
 
 
 def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
@@ -140,6 +149,15 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "update_dataset": {"dataset_id": ids.spare, "name": "spare"},
         "delete_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
         "restore_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
+        "get_workflow_input_schema": {"workflow_id": ids.workflow},
+        "check_workflow_inputs": {"workflow_id": ids.workflow, "history_id": ids.history,
+                                  "inputs": {"table": {"src": "hda", "id": ids.dataset}}},
+        "invoke_workflow": {"workflow_id": ids.workflow, "history_id": ids.history,
+                            "inputs": {"table": {"src": "hda", "id": ids.dataset}}},
+        "get_invocation_details": {"invocation_id": ids.invocation},
+        "create_workflow_from_history": {"history_id": ids.history, "name": "hostile"},
+        "create_workflow": {"dry_run": True, "definition": {
+            "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}},
     }
 
 

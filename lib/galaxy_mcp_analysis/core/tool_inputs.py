@@ -51,7 +51,7 @@ COLLECTION = "gx_data_collection"
 GROUPS = (CONDITIONAL, SECTION, REPEAT)
 
 #: Request keys Galaxy's tool API reads beside the parameters; passed on, never checked.
-PASS_THROUGH_KEYS = frozenset({"use_cached_job", "send_email_notification"})
+PASS_THROUGH_KEYS = frozenset({"use_cached_job", "send_email_notification", "rerun_remap_job_id"})
 
 REPEAT_KEY = re.compile(r"(.+)_(\d+)")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")

@@ -112,14 +112,29 @@ class DebuggingJobs:
         dataset_ids: list[str] | None = None,
         history_id: str | None = None,
         timeout_seconds: int = 60,
+        invocation_id: str | None = None,
     ) -> dict[str, Any]:
-        """Block until every named job is terminal or the (capped) timeout passes."""
+        """Block until every named job is terminal or the (capped) timeout passes.
+
+        With ``invocation_id`` also until Galaxy has scheduled the invocation, watching its
+        jobs as they appear (``invocation_jobs`` of the workflows capability).
+        """
         timeout, capped = wait_budget(timeout_seconds, self.settings.max_wait_seconds)
-        watched, truncated = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id)
+        watched, truncated = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id, invocation_id)
         started = time.monotonic()
+        scheduled = {"done": True}
+
+        def invocation_scheduled() -> bool:
+            found, scheduled["done"] = self.invocation_jobs(invocation_id)
+            for job, encoded in found.items():
+                watched.setdefault(job, encoded)
+            return scheduled["done"]
+
         with _sleeping_wait(timeout) as busy:
             try:
-                states, timed_out = self._poll_until_terminal(watched, 0 if busy else timeout)
+                states, timed_out = self._poll_until_terminal(
+                    watched, 0 if busy else timeout, invocation_scheduled if invocation_id else None
+                )
                 jobs = [self._wait_entry(job, encoded, *states[job]) for job, encoded in watched.items()]
             finally:
                 self._end_read_transaction()
@@ -135,6 +150,9 @@ class DebuggingJobs:
             "timeout_applied": timeout,
             "capped": capped,
         }
+        if invocation_id:
+            result["invocation_id"] = invocation_id
+            result["invocation_scheduled"] = scheduled["done"]
         if truncated:
             result["jobs_truncated"] = True
         if busy:
@@ -210,15 +228,16 @@ class DebuggingJobs:
     # ---- waiting ----
 
     def _jobs_to_watch(
-        self, job_ids: list[str], dataset_ids: list[str], history_id: str | None
+        self, job_ids: list[str], dataset_ids: list[str], history_id: str | None, invocation_id: str | None = None
     ) -> tuple[dict[int, str], bool]:
         """Decoded job id -> encoded id of every job to wait for, each checked once; and whether the
         history had more running jobs than one wait tracks."""
-        if not (job_ids or dataset_ids or history_id):
+        if not (job_ids or dataset_ids or history_id or invocation_id):
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
-                "Name the jobs to wait for: job_ids, dataset_ids or history_id.",
-                "Pass run_tool's `jobs` ids as job_ids, output ids as dataset_ids, or a history_id.",
+                "Name the jobs to wait for: job_ids, dataset_ids, history_id or invocation_id.",
+                "Pass run_tool's `jobs` ids as job_ids, output ids as dataset_ids, a history_id, "
+                "or invoke_workflow's `id` as invocation_id.",
             )
         if len(job_ids) + len(dataset_ids) > MAX_WAITED_JOBS:
             raise AnalysisError(
@@ -239,6 +258,8 @@ class DebuggingJobs:
             truncated = len(running) >= MAX_WAITED_JOBS
             for job in running:
                 watched.setdefault(job, self.trans.security.encode_id(job))
+        if invocation_id:
+            watched.update({job: encoded for job, encoded in self.invocation_jobs(invocation_id)[0].items() if job not in watched})
         return watched, truncated
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
@@ -261,13 +282,18 @@ class DebuggingJobs:
         payload = JobIndexPayload(history_id=history_id, states=STILL_RUNNING, limit=MAX_WAITED_JOBS)
         return [job["id"] for job in self.jobs_service.index(self.trans, payload)]
 
-    def _poll_until_terminal(self, watched: dict[int, str], timeout: int) -> tuple[dict[int, tuple], bool]:
-        """The last (state, exit_code, tool_id) of each job, and whether the wait timed out."""
+    def _poll_until_terminal(
+        self, watched: dict[int, str], timeout: int, also_done: Callable[[], bool] | None = None
+    ) -> tuple[dict[int, tuple], bool]:
+        """The last (state, exit_code, tool_id) of each job, and whether the wait timed out.
+
+        ``also_done`` (checked first, may add jobs to ``watched``) must hold too."""
         states: dict[int, tuple[str, int | None, str]] = {}
 
         def all_terminal() -> bool:
-            states.update(self._job_states(list(watched)))
-            return all(states[job][0] in WAIT_ENDS for job in watched)
+            other = also_done() if also_done else True
+            states.update(self._job_states(list(watched)) if watched else {})
+            return other and all(states[job][0] in WAIT_ENDS for job in watched)
 
         release = self._end_read_transaction
         timed_out = poll_until(all_terminal, timeout, release=release, sleep=_sleep_unless_draining)

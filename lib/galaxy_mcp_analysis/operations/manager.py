@@ -19,6 +19,7 @@ from galaxy_mcp_analysis.operations.managing import ManagingRuns
 from galaxy_mcp_analysis.operations.pages import NotebookPages
 from galaxy_mcp_analysis.operations.reading import ReadingOutputs
 from galaxy_mcp_analysis.operations.tool_inputs import ToolInputs
+from galaxy_mcp_analysis.operations.workflows import Workflows
 
 
 class AnalysisOperationsManager(
@@ -28,6 +29,7 @@ class AnalysisOperationsManager(
     DebuggingJobs,
     ToolInputs,
     ManagingRuns,
+    Workflows,
     AgentOperationsManager,
 ):
     #: Set from the environment when the patch is applied.

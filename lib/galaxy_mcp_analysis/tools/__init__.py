@@ -16,6 +16,7 @@ from galaxy_mcp_analysis.tools import (
     reading,
     stock,
     tool_inputs,
+    workflows,
 )
 
 CAPABILITIES = (
@@ -25,6 +26,7 @@ CAPABILITIES = (
     jobs,
     tool_inputs,
     managing,
+    workflows,
 )
 
 #: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).

@@ -58,10 +58,13 @@ def wait_for_jobs(
     timeout_seconds: Annotated[
         int, Field(description="Longest wait in seconds (>= 0; 0 checks once). Capped by the server, 120 s by default.")
     ] = 60,
+    invocation_id: Annotated[
+        str | None, Field(description="Waits until this invocation is scheduled and its jobs finished.")
+    ] = None,
 ) -> dict[str, Any]:
     """Wait until jobs finish, or until the timeout passes; one call instead of polling get_job_status.
 
-    Name the jobs by job_ids, dataset_ids and/or history_id (its jobs still running when the call
+    Name the jobs by job_ids, dataset_ids, invocation_id and/or history_id (its jobs still running when the call
     starts). A job is finished in state ok, error, failed, deleted, stopped, skipped or paused (a
     paused job waits on a failed input). Keep timeout_seconds below your MCP client's request
     timeout and call again while timed_out is true. Returns jobs [{job_id, tool_id, state,
@@ -82,7 +85,11 @@ def wait_for_jobs(
     rerun_job(job_id, changes) to fix it; peek_dataset_content(dataset_id) to read ok outputs.
     """
     return ops.wait_for_jobs(
-        job_ids=job_ids, dataset_ids=dataset_ids, history_id=history_id, timeout_seconds=timeout_seconds
+        job_ids=job_ids,
+        dataset_ids=dataset_ids,
+        history_id=history_id,
+        timeout_seconds=timeout_seconds,
+        invocation_id=invocation_id,
     )
 
 

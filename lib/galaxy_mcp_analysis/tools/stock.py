@@ -173,24 +173,11 @@ STOCK_DESCRIPTIONS = {
     "get_workflow_details": """A workflow's steps, inputs (labels and indices), outputs and overridable parameters.
 
     version picks an older version (default latest). Errors: [NOT_FOUND] unknown workflow.
-    Next: invoke_workflow(workflow_id, history_id, inputs).
-    """,
-    "invoke_workflow": """Run a workflow; returns the invocation (id, state, history_id). Not idempotent.
-
-    inputs maps input labels or step indices to {"src": "hda"|"hdca"|"ldda", "id"}; parameters
-    overrides per step; history_name makes a new history when history_id is not given.
-    Example: invoke_workflow(workflow_id="a1", history_id="f2db41e1fa331b3e", inputs={"0": {"src": "hda", "id": "b2"}}).
-    Errors: [VALIDATION_ERROR] inputs that do not match; [NOT_FOUND] unknown workflow or dataset.
-    Next: get_invocation_details(invocation_id); cancel_workflow_invocation.
+    Next: get_workflow_input_schema(workflow_id) for labels and accepted types; invoke_workflow.
     """,
     "get_invocations": """List workflow runs, filtered by workflow_id and/or history_id: invocations [{id, state, ...}], count.
 
     Next: get_invocation_details(invocation_id).
-    """,
-    "get_invocation_details": """One workflow run's state, per-step states, inputs and outputs.
-
-    Errors: [NOT_FOUND] unknown invocation. Next: get_history_contents(history_id) for outputs;
-    get_job_errors(job_id) for a failed step's job.
     """,
     "cancel_workflow_invocation": """Cancel a workflow run: finished steps stay, steps not yet run are skipped. Destructive.
 

@@ -1,0 +1,107 @@
+"""Workflows: reading a workflow's inputs, what the invocation preflight adds, extraction vs jobs.
+
+- get_workflow_input_schema p50 for a 2-step and a 10-step workflow (one input, then 1 or 9
+  chained sort1 steps).
+- invoke_workflow through MCP (preflight, then Galaxy's invocation) against Galaxy's REST
+  invocation (no preflight), interleaved; and check_workflow_inputs alone (the preflight's own cost).
+- create_workflow_from_history on histories holding N finished tool jobs (cat1, one job each).
+"""
+
+import time
+
+from common import (
+    fetch,
+    median_seconds,
+    timed,
+)
+from galaxy_mcp_analysis.testing import rest
+
+
+def chained(steps: int) -> dict:
+    document = {"class": "GalaxyWorkflow", "inputs": {"table": {"type": "data", "format": "tabular"}}, "steps": {}}
+    source = "table"
+    for n in range(steps):
+        document["steps"][f"sort{n}"] = {
+            "tool_id": "sort1",
+            "in": {"input": source},
+            "state": {"column": "1", "style": "num", "order": "ASC"},
+        }
+        source = f"sort{n}/out_file1"
+    return document
+
+
+def run(galaxy, mcp, reps: int, job_counts: list[int]) -> dict:
+    key, gx = galaxy.api_key, galaxy.galaxy_url
+    history = mcp.call_ok("create_history", name="bench-workflows", api_key=key)["id"]
+    table = fetch(galaxy, key, history, {"src": "pasted", "paste_content": "b\t2\na\t1\n", "ext": "tabular"})["id"]
+    results: dict = {}
+
+    for total in (2, 10):
+        workflow = rest(gx, "/api/workflows", key, {"workflow": chained(total - 1), "fill_defaults": True})["id"]
+        samples = [
+            timed(mcp.call_ok, "get_workflow_input_schema", workflow_id=workflow, api_key=key)[0] for _ in range(reps)
+        ]
+        results[f"schema_{total}_steps_p50_s"] = median_seconds(samples)
+        print(f"  get_workflow_input_schema, {total}-step workflow: p50 {median_seconds(samples) * 1000:.0f} ms")
+
+    workflow = rest(gx, "/api/workflows", key, {"workflow": chained(1), "fill_defaults": True})["id"]
+    inputs = {"table": {"src": "hda", "id": table}}
+    mcp_times, rest_times, check_times = [], [], []
+    for _ in range(reps):  # interleaved so drift hits both sides alike
+        mcp_times.append(
+            timed(mcp.call_ok, "invoke_workflow", workflow_id=workflow, history_id=history, inputs=inputs, api_key=key)[
+                0
+            ]
+        )
+        rest_times.append(
+            timed(
+                rest,
+                gx,
+                f"/api/workflows/{workflow}/invocations",
+                key,
+                {"history_id": history, "inputs": {"0": inputs["table"]}, "inputs_by": "step_index"},
+            )[0]
+        )
+        check_times.append(
+            timed(
+                mcp.call_ok,
+                "check_workflow_inputs",
+                workflow_id=workflow,
+                history_id=history,
+                inputs=inputs,
+                api_key=key,
+            )[0]
+        )
+    results["invoke_mcp_p50_s"] = median_seconds(mcp_times)
+    results["invoke_rest_p50_s"] = median_seconds(rest_times)
+    results["preflight_p50_s"] = median_seconds(check_times)
+    results["invoke_mcp_over_rest"] = results["invoke_mcp_p50_s"] / results["invoke_rest_p50_s"]
+    print(
+        f"  invoke_workflow: MCP with preflight {results['invoke_mcp_p50_s'] * 1000:.0f} ms vs REST "
+        f"{results['invoke_rest_p50_s'] * 1000:.0f} ms -> ratio {results['invoke_mcp_over_rest']:.2f} "
+        f"(target <= 1.1); the preflight alone (check_workflow_inputs) {results['preflight_p50_s'] * 1000:.0f} ms"
+    )
+    mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=key)
+
+    for count in job_counts:
+        jobs_history = mcp.call_ok("create_history", name=f"bench-extract-{count}", api_key=key)["id"]
+        source = fetch(galaxy, key, jobs_history, {"src": "pasted", "paste_content": "a\n", "ext": "txt"})["id"]
+        job_ids = []
+        for _ in range(count):
+            ran = mcp.call_ok(
+                "run_tool",
+                history_id=jobs_history,
+                tool_id="cat1",
+                inputs={"input1": {"src": "hda", "id": source}},
+                api_key=key,
+            )
+            job_ids += [job["id"] for job in ran["jobs"]]
+        deadline = time.monotonic() + 1800
+        while not mcp.call_ok("wait_for_jobs", job_ids=job_ids, timeout_seconds=110, api_key=key)["all_terminal"]:
+            assert time.monotonic() < deadline
+        seconds, saved = timed(
+            mcp.call_ok, "create_workflow_from_history", history_id=jobs_history, name=f"extract {count}", api_key=key
+        )
+        results[f"extract_{count}_jobs_s"] = seconds
+        print(f"  create_workflow_from_history, {count} jobs ({len(saved['steps'])} steps): {seconds:.2f} s")
+    return results

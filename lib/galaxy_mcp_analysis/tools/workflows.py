@@ -1,0 +1,102 @@
+"""MCP declarations for workflows an agent can check, follow and write (operations in
+galaxy_mcp_analysis.operations.workflows)."""
+
+from typing import (
+    Annotated,
+    Any,
+)
+
+from pydantic import Field
+
+from galaxy_mcp_analysis.mcp.declaration import analysis_tool
+from galaxy_mcp_analysis.mcp.params import HistoryId
+
+WorkflowId = Annotated[str, Field(description="Workflow id (list_workflows).")]
+
+
+@analysis_tool(title="Workflow inputs and settable parameters", read_only=True, idempotent=True)
+def get_workflow_input_schema(
+    ops,
+    workflow_id: WorkflowId,
+    version: int | None = None,
+    history_id: str | None = None,
+) -> dict[str, Any]:
+    """A workflow's inputs by label (kind, optional, datatypes, collection_type, type, default,
+    options), the tool parameters each step lets you set (schema), and an invoke_workflow template.
+
+    Example: -> {"inputs": [{"label": "table", "kind": "dataset", "datatypes": ["tabular"]}], ...}
+    Errors: [NOT_FOUND], [AUTHORIZATION_ERROR]. Next: check_workflow_inputs.
+    """
+    return ops.get_workflow_input_schema(workflow_id, version=version, history_id=history_id)
+
+
+@analysis_tool(title="Check workflow inputs (dry run)", read_only=True, idempotent=True)
+def check_workflow_inputs(
+    ops,
+    workflow_id: WorkflowId,
+    history_id: HistoryId,
+    inputs: Annotated[dict[str, Any], Field(description="As invoke_workflow's.")],
+    parameters: Annotated[dict[str, Any] | None, Field(description="As invoke_workflow's.")] = None,
+    version: int | None = None,
+) -> dict[str, Any]:
+    """invoke_workflow's checks without invoking: {valid, errors [{path, rule, message,
+    suggestion}], resolved_inputs, inputs_by, mapped_over, steps [{label, jobs_expected}]}.
+
+    Example: parameters={"sort": {"colum": 2}} -> errors [{"path": "parameters.sort.colum", ...}]
+    Errors: [NOT_FOUND], [AUTHORIZATION_ERROR]. Next: invoke_workflow.
+    """
+    return ops.check_workflow_inputs(workflow_id, history_id, inputs, parameters=parameters, version=version)
+
+
+@analysis_tool(title="Save a history's analysis as a workflow", read_only=False)
+def create_workflow_from_history(
+    ops,
+    history_id: HistoryId,
+    name: str,
+    job_ids: Annotated[list[str] | None, Field(description="Default: every finished tool job.")] = None,
+    dataset_ids: list[str] | None = None,
+    collection_ids: list[str] | None = None,
+) -> dict[str, Any]:
+    """Save what a history ran as a workflow (a mapped run is one step; inputs: what the jobs read
+    and none made). Returns {workflow_id, inputs, steps, definition (clean Format 2)}.
+
+    Example: create_workflow_from_history(history_id="1cd8e2f6b131e891", name="Sort")
+    Errors: [VALIDATION_ERROR], [AUTHORIZATION_ERROR]. Next: invoke_workflow.
+    """
+    return ops.create_workflow_from_history(
+        history_id, name, job_ids=job_ids, dataset_ids=dataset_ids, collection_ids=collection_ids
+    )
+
+
+@analysis_tool(title="Create a workflow from a definition", read_only=False)
+def create_workflow(
+    ops,
+    definition: Annotated[dict[str, Any] | str, Field(description="Format 2 (YAML or object) or .ga.")],
+    name: str | None = None,
+    dry_run: Annotated[bool, Field(description="Check only.")] = False,
+) -> dict[str, Any]:
+    """Create a workflow from Format 2 or .ga; tool states (as run_tool's inputs) and connections are
+    checked first, all problems at once by path. Returns {workflow_id, inputs, steps}; dry_run:
+    {valid, errors}.
+
+    Example: definition={"class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {...}}
+    Errors: [VALIDATION_ERROR]. Next: invoke_workflow.
+    """
+    return ops.create_workflow(definition, name=name, dry_run=dry_run)
+
+
+#: Stock tools whose behaviour this capability changes (their entries in tools/stock.py are replaced).
+STOCK_DESCRIPTIONS = {
+    "invoke_workflow": """Run a workflow; every input and step parameter is checked first.
+
+    inputs by label or step index: {"table": {"src": "hda", "id": "<id>"}}; a collection on a
+    dataset input maps over it. parameters by step label: {"sort": {"column": 2}}. Problems come
+    in one [VALIDATION_ERROR] with paths; nothing is invoked. Adds inputs_by, mapped_over.
+    Next: wait_for_jobs(invocation_id=id); get_invocation_details(id).
+    """,
+    "get_invocation_details": """A workflow run's state and, in progress, each step's job states.
+
+    progress: {state, terminal, steps [{label, state, jobs, job_ids, outputs}], failed_steps}.
+    Errors: [NOT_FOUND]. Next: get_job_errors(job_id) for failed_steps; rerun_job.
+    """,
+}

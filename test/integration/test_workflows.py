@@ -1,0 +1,370 @@
+"""Issue 21: workflows an agent can check, follow and write, through /api/mcp on a real Galaxy.
+
+Workflows under test are made through Galaxy's REST API (``POST /api/workflows`` with a Format 2
+document), so what is proved about our tools does not lean on our own create_workflow, except
+where create_workflow itself is under test.
+"""
+
+import json
+import urllib.parse
+
+import pytest
+import yaml
+
+from conftest import fetch
+from galaxy_mcp_analysis.testing import rest
+
+SORT_WORKFLOW = {
+    "class": "GalaxyWorkflow",
+    "label": "sort a table",
+    "inputs": {"table": {"type": "data", "format": "tabular"}},
+    "steps": {
+        "sort": {
+            "tool_id": "sort1",
+            "in": {"input": "table"},
+            "state": {"column": "1", "style": "num", "order": "ASC", "header_lines": 0},
+        }
+    },
+}
+
+#: A middle step that fails: Cut1 dies on a column list it cannot parse; sort waits (paused) behind it.
+FAILING_MIDDLE = {
+    "class": "GalaxyWorkflow",
+    "label": "cut then sort",
+    "inputs": {"table": {"type": "data", "format": "tabular"}},
+    "steps": {
+        "cut": {"tool_id": "Cut1", "in": {"input": "table"}, "state": {"columnList": "not-a-column", "delimiter": "T"}},
+        "sort": {"tool_id": "sort1", "in": {"input": "cut/out_file1"}, "state": {"column": "1", "style": "alpha", "order": "ASC"}},
+    },
+}
+
+ROWS = "chr1\t5\tb\nchr2\t3\ta\nchr3\t9\tc\n"
+
+
+def upload_workflow(galaxy, api_key, document) -> str:
+    # fill_defaults: Galaxy stores the parameters a document leaves out at the tool's defaults.
+    return rest(galaxy.galaxy_url, "/api/workflows", api_key, {"workflow": document, "fill_defaults": True})["id"]
+
+
+@pytest.fixture(scope="module")
+def wf_history(mcp, api_key):
+    return mcp.call_ok("create_history", name="workflows", api_key=api_key)["id"]
+
+
+@pytest.fixture(scope="module")
+def table(galaxy, api_key, wf_history):
+    dataset = fetch(galaxy, api_key, wf_history, {"src": "pasted", "paste_content": ROWS, "ext": "tabular", "name": "rows"})
+    assert dataset["state"] == "ok", dataset
+    return dataset["id"]
+
+
+@pytest.fixture(scope="module")
+def sort_workflow(galaxy, api_key):
+    return upload_workflow(galaxy, api_key, SORT_WORKFLOW)
+
+
+def content(galaxy, api_key, dataset_id) -> bytes:
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{galaxy.galaxy_url}/api/datasets/{dataset_id}/display?preview=false", headers={"x-api-key": api_key}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.read()
+
+
+def invocations_of(galaxy, api_key, workflow_id) -> list:
+    return rest(galaxy.galaxy_url, f"/api/invocations?workflow_id={workflow_id}", api_key)
+
+
+def finished_invocation(mcp, api_key, invocation_id) -> dict:
+    waited = mcp.call_ok("wait_for_jobs", invocation_id=invocation_id, timeout_seconds=120, api_key=api_key)
+    assert waited["all_terminal"] and waited["invocation_scheduled"], waited
+    return mcp.call_ok("get_invocation_details", invocation_id=invocation_id, api_key=api_key)
+
+
+# ---- what a workflow takes ----
+
+
+def test_input_schema_names_inputs_by_label_with_a_template(mcp, api_key, sort_workflow):
+    schema = mcp.call_ok("get_workflow_input_schema", workflow_id=sort_workflow, api_key=api_key)
+    [table_input] = schema["inputs"]
+    assert table_input == {**table_input, "label": "table", "step_index": 0, "kind": "dataset", "optional": False}
+    assert table_input["datatypes"] == ["tabular"]
+    [sort_step] = schema["parameters"]
+    assert (sort_step["label"], sort_step["tool_id"], sort_step["connected"]) == ("sort", "sort1", ["input"])
+    assert schema["template"]["inputs"] == {"table": {"src": "hda", "id": "<dataset_id>"}}
+
+
+# ---- the two failures of the issue ----
+
+
+def test_inputs_keyed_by_label_are_invoked_and_followed_to_the_end(galaxy, mcp, api_key, wf_history, table, sort_workflow):
+    invoked = mcp.call_ok(
+        "invoke_workflow", workflow_id=sort_workflow, history_id=wf_history,
+        inputs={"table": {"src": "hda", "id": table}}, api_key=api_key,
+    )
+    assert invoked["inputs_by"] == "label" and invoked["mapped_over"] == []
+    details = finished_invocation(mcp, api_key, invoked["id"])
+    progress = details["progress"]
+    assert progress["terminal"] and progress["state"] == "ok", progress
+    sort_step = next(step for step in progress["steps"] if step["label"] == "sort")
+    assert sort_step["jobs"] == {"ok": 1} and progress["failed_steps"] == []
+    output = sort_step["outputs"]["out_file1"]["id"]
+    assert content(galaxy, api_key, output) == b"chr1\t5\tb\nchr2\t3\ta\nchr3\t9\tc\n"
+    by_index = mcp.call_ok(
+        "check_workflow_inputs", workflow_id=sort_workflow, history_id=wf_history,
+        inputs={"0": {"src": "hda", "id": table}}, api_key=api_key,
+    )
+    assert by_index["valid"] and by_index["inputs_by"] == "step_index", by_index
+
+
+def test_a_misspelled_step_parameter_is_refused_with_path_and_closest_name(galaxy, mcp, api_key, wf_history, table, sort_workflow):
+    """Needs the tool-input capability (issue 15): tool_state_problems checks step parameters."""
+    before = len(invocations_of(galaxy, api_key, sort_workflow))
+    text = mcp.call_error(
+        "invoke_workflow", workflow_id=sort_workflow, history_id=wf_history,
+        inputs={"table": {"src": "hda", "id": table}}, parameters={"sort": {"colum": "2"}}, api_key=api_key,
+    )
+    assert text.startswith("[VALIDATION_ERROR]") and "parameters.sort.colum" in text and "'column'" in text, text
+    assert "Nothing was invoked" in text
+    assert len(invocations_of(galaxy, api_key, sort_workflow)) == before
+
+
+def test_every_input_problem_is_reported_at_once_and_nothing_is_invoked(galaxy, mcp, api_key, wf_history, table, sort_workflow):
+    before = len(invocations_of(galaxy, api_key, sort_workflow))
+    text = mcp.call_error(
+        "invoke_workflow", workflow_id=sort_workflow, history_id=wf_history,
+        inputs={"tabel": {"src": "hda", "id": table}}, parameters={"srot": {"column": 2}}, api_key=api_key,
+    )
+    assert "inputs.tabel" in text and "Did you mean 'table'" in text, text
+    assert "inputs.table" in text and "missing_required" in text, text
+    assert "parameters.srot" in text and "'sort'" in text, text
+    assert "3 problems" in text
+    assert len(invocations_of(galaxy, api_key, sort_workflow)) == before
+    checked = mcp.call_ok(
+        "check_workflow_inputs", workflow_id=sort_workflow, history_id=wf_history,
+        inputs={"tabel": {"src": "hda", "id": table}}, api_key=api_key,
+    )
+    assert not checked["valid"]
+    assert {error["rule"] for error in checked["errors"]} == {"unknown_input", "missing_required"}
+
+
+def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_history, table):
+    text_data = fetch(galaxy, api_key, wf_history, {"src": "pasted", "paste_content": "just words\n", "ext": "txt"})
+    pair = mcp.call_ok(
+        "create_collection", history_id=wf_history, collection_type="paired", api_key=api_key,
+        element_identifiers=[{"name": "forward", "src": "hda", "id": table}, {"name": "reverse", "src": "hda", "id": table}],
+    )
+    tables = mcp.call_ok(
+        "create_collection", history_id=wf_history, collection_type="list", api_key=api_key,
+        element_identifiers=[{"name": "a", "src": "hda", "id": table}, {"name": "b", "src": "hda", "id": table}],
+    )
+    workflow = upload_workflow(galaxy, api_key, {
+        "class": "GalaxyWorkflow",
+        "inputs": {
+            "samples": {"type": "collection", "collection_type": "list"},
+            "table": {"type": "data", "format": "tabular"},
+            "count": {"type": "int", "optional": True},
+        },
+        "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}},
+    })
+    checked = mcp.call_ok(
+        "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
+        inputs={"samples": {"src": "hdca", "id": pair["collection_id"]}, "table": {"src": "hda", "id": text_data["id"]},
+                "count": "many"},
+    )
+    errors = {error["path"]: error["rule"] for error in checked["errors"]}
+    assert errors == {
+        "inputs.samples": "collection_type_not_accepted",
+        "inputs.table": "datatype_not_accepted",
+        "inputs.count": "wrong_type",
+    }, checked
+    mapped = mcp.call_ok(
+        "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
+        inputs={"samples": {"src": "hdca", "id": tables["collection_id"]}, "table": {"src": "hdca", "id": tables["collection_id"]}},
+    )
+    assert mapped["valid"], mapped
+    assert mapped["mapped_over"] == [{"input": "table", "collection_type": "list", "over": "dataset"}]
+    assert mapped["steps"] == [{"step_index": 3, "label": "cat", "tool_id": "cat1", "jobs_expected": 2}]
+    given_dataset = mcp.call_ok(
+        "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
+        inputs={"samples": {"src": "hda", "id": table}, "table": {"src": "hda", "id": table}},
+    )
+    assert [error["path"] for error in given_dataset["errors"]] == ["inputs.samples"]
+
+
+# ---- progress ----
+
+
+def test_progress_names_the_failed_middle_step_and_its_jobs(galaxy, mcp, api_key, wf_history, table):
+    workflow = upload_workflow(galaxy, api_key, FAILING_MIDDLE)
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=wf_history,
+                          inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+    details = finished_invocation(mcp, api_key, invoked["id"])
+    progress = details["progress"]
+    assert progress["terminal"] and progress["state"] == "failed", progress
+    [failed] = progress["failed_steps"]
+    assert failed["label"] == "cut" and len(failed["job_ids"]) == 1
+    sort_step = next(step for step in progress["steps"] if step["label"] == "sort")
+    assert sort_step["state"] == "paused", sort_step
+    errors = mcp.call_ok("get_job_errors", job_id=failed["job_ids"][0], api_key=api_key)
+    assert errors["state"] == "error" and "not-a-column" in errors["tool_stderr"] + errors["tool_stdout"], errors
+
+
+
+def test_rerun_with_replaced_outputs_lets_the_paused_step_finish(galaxy, mcp, api_key, wf_history, table):
+    """Needs rerun_job(replace_outputs=True) (issue 16)."""
+    workflow = upload_workflow(galaxy, api_key, FAILING_MIDDLE)
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=wf_history,
+                          inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+    progress = finished_invocation(mcp, api_key, invoked["id"])["progress"]
+    [failed] = progress["failed_steps"]
+    rerun = mcp.call_ok("rerun_job", job_id=failed["job_ids"][0], changes={"columnList": "c1,c3"},
+                        replace_outputs=True, api_key=api_key)
+    mcp.call_ok("wait_for_jobs", job_ids=[job["id"] for job in rerun["jobs"]], timeout_seconds=120, api_key=api_key)
+    progress = finished_invocation(mcp, api_key, invoked["id"])["progress"]
+    sort_step = next(step for step in progress["steps"] if step["label"] == "sort")
+    assert sort_step["state"] == "ok", progress
+
+
+# ---- writing workflows ----
+
+
+def run_and_wait(mcp, api_key, history_id, tool_id, inputs) -> dict:
+    result = mcp.call_ok("run_tool", history_id=history_id, tool_id=tool_id, inputs=inputs, api_key=api_key)
+    waited = mcp.call_ok("wait_for_jobs", job_ids=[job["id"] for job in result["jobs"]], timeout_seconds=120, api_key=api_key)
+    assert all(job["state"] == "ok" for job in waited["jobs"]), waited
+    return result
+
+
+def by_hand(mcp, api_key, history_id, collection_id) -> str:
+    """pastes -> collection -> sort mapped over it -> head of each sorted table; returns the last collection."""
+    sorted_ = run_and_wait(mcp, api_key, history_id, "sort1", {
+        "input": {"src": "hdca", "id": collection_id}, "column": "2", "style": "num", "order": "DESC"})
+    [sorted_collection] = sorted_["implicit_collections"]
+    headed = run_and_wait(mcp, api_key, history_id, "Show beginning1", {
+        "input": {"src": "hdca", "id": sorted_collection["id"]}, "lineNum": 2})
+    [headed_collection] = headed["implicit_collections"]
+    return headed_collection["id"]
+
+
+def samples(mcp, api_key, history_id, texts: dict[str, str], name: str) -> str:
+    elements = []
+    for element, text in texts.items():
+        made = mcp.call_ok("create_dataset_from_text", history_id=history_id, content=text, file_type="tabular",
+                           name=element, api_key=api_key)
+        elements.append({"name": element, "src": "hda", "id": made["dataset_id"]})
+    mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=120, api_key=api_key)
+    return mcp.call_ok("create_collection", history_id=history_id, collection_type="list", name=name,
+                       element_identifiers=elements, api_key=api_key)["collection_id"]
+
+
+def element_bytes(galaxy, mcp, api_key, collection_id) -> dict[str, bytes]:
+    details = rest(galaxy.galaxy_url, f"/api/dataset_collections/{collection_id}?instance_type=history", api_key)
+    return {element["element_identifier"]: content(galaxy, api_key, element["object"]["id"]) for element in details["elements"]}
+
+
+def test_an_analysis_run_by_hand_is_saved_as_a_workflow_that_reproduces_it(galaxy, mcp, api_key):
+    history = mcp.call_ok("create_history", name="reproducibility", api_key=api_key)["id"]
+    first = samples(mcp, api_key, history, {"s1": "a\t3\nb\t1\nc\t2\n", "s2": "x\t10\ny\t30\nz\t20\n"}, "samples")
+    by_hand_output = by_hand(mcp, api_key, history, first)
+    saved = mcp.call_ok("create_workflow_from_history", history_id=history, name="sort and head", api_key=api_key)
+    assert [(entry["label"], entry["kind"]) for entry in saved["inputs"]] == [("samples", "collection")], saved
+    assert [step["tool_id"] for step in saved["steps"] if step["type"] == "tool"] == ["sort1", "Show beginning1"]
+    text = json.dumps(saved["definition"])
+    for internal in ("__workflow_invocation_uuid__", "chromInfo", "__input_ext", str(galaxy.data_dir)):
+        assert internal not in text, internal
+
+    # The same inputs give byte-identical outputs.
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=saved["workflow_id"], history_id=history,
+                          inputs={"samples": {"src": "hdca", "id": first}}, api_key=api_key)
+    progress = finished_invocation(mcp, api_key, invoked["id"])["progress"]
+    assert progress["state"] == "ok", progress
+    last = progress["steps"][-1]["outputs"]["out_file1"]["id"]
+    expected = element_bytes(galaxy, mcp, api_key, by_hand_output)
+    assert element_bytes(galaxy, mcp, api_key, last) == expected and len(expected) == 2
+
+    # A new input gives what running the tools by hand on it gives.
+    second = samples(mcp, api_key, history, {"t1": "p\t7\nq\t8\nr\t9\n"}, "new samples")
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=saved["workflow_id"], history_id=history,
+                          inputs={"samples": {"src": "hdca", "id": second}}, api_key=api_key)
+    progress = finished_invocation(mcp, api_key, invoked["id"])["progress"]
+    from_workflow = element_bytes(galaxy, mcp, api_key, progress["steps"][-1]["outputs"]["out_file1"]["id"])
+    assert from_workflow == element_bytes(galaxy, mcp, api_key, by_hand(mcp, api_key, history, second))
+    assert from_workflow == {"t1": b"r\t9\nq\t8\n"}
+
+    # The definition goes back in unchanged.
+    checked = mcp.call_ok("create_workflow", definition=saved["definition"], dry_run=True, api_key=api_key)
+    assert checked["valid"], checked
+    recreated = mcp.call_ok("create_workflow", definition=saved["definition"], api_key=api_key)
+    assert [step["tool_id"] for step in recreated["steps"]] == [step["tool_id"] for step in saved["steps"]]
+
+
+BROKEN = """
+class: GalaxyWorkflow
+label: three problems
+inputs:
+  table:
+    type: data
+    format: tabular
+steps:
+  sort:
+    tool_id: sort1
+    in:
+      input: table
+    state:
+      colum: "2"
+      style: num
+      order: SIDEWAYS
+  head:
+    tool_id: Show beginning1
+    in:
+      input: sort/no_such_output
+    state:
+      lineNum: 1
+"""
+
+
+def test_create_workflow_refuses_three_problems_at_once_then_round_trips(galaxy, mcp, api_key, wf_history, table):
+    """The state problems need the tool-input capability (issue 15); the connection one does not."""
+    before = rest(galaxy.galaxy_url, "/api/workflows", api_key)
+    text = mcp.call_error("create_workflow", definition=BROKEN, api_key=api_key)
+    assert "steps.head.in.input" in text and "no_such_output" in text and "out_file1" in text, text
+    assert "steps.sort.state.colum" in text and "'column'" in text, text
+    assert "steps.sort.state.order" in text and "SIDEWAYS" in text, text
+    assert len(rest(galaxy.galaxy_url, "/api/workflows", api_key)) == len(before)
+    fixed = yaml.safe_load(BROKEN)
+    fixed["steps"]["sort"]["state"] = {"column": "2", "style": "num", "order": "DESC"}
+    fixed["steps"]["head"]["in"]["input"] = "sort/out_file1"
+    created = mcp.call_ok("create_workflow", definition=yaml.safe_dump(fixed), api_key=api_key)
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=created["workflow_id"], history_id=wf_history,
+                          inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+    progress = finished_invocation(mcp, api_key, invoked["id"])["progress"]
+    assert progress["state"] == "ok", progress
+    head = progress["steps"][-1]["outputs"]["out_file1"]["id"]
+    assert content(galaxy, api_key, head) == b"chr3\t9\tc\n"
+
+
+def test_a_bad_connection_is_refused_and_dry_run_saves_nothing(galaxy, mcp, api_key):
+    broken = yaml.safe_load(BROKEN)
+    broken["steps"]["sort"]["state"] = {"column": "2"}
+    before = rest(galaxy.galaxy_url, "/api/workflows", api_key)
+    checked = mcp.call_ok("create_workflow", definition=broken, dry_run=True, api_key=api_key)
+    assert not checked["valid"]
+    assert [(error["path"], error["rule"]) for error in checked["errors"]] == [("steps.head.in.input", "bad_connection")]
+    assert "out_file1" in checked["errors"][0]["valid_values"]
+    assert len(rest(galaxy.galaxy_url, "/api/workflows", api_key)) == len(before)
+    text = mcp.call_error("create_workflow", definition="steps: [unclosed", api_key=api_key)
+    assert text.startswith("[VALIDATION_ERROR]")
+
+
+def test_a_stored_workflow_missing_tool_defaults_is_refused_naming_the_step(galaxy, mcp, api_key, wf_history, table):
+    """Posted without fill_defaults, Galaxy keeps the partial state and refuses to invoke it."""
+    workflow = rest(galaxy.galaxy_url, "/api/workflows", api_key, {"workflow": FAILING_MIDDLE})["id"]
+    before = len(invocations_of(galaxy, api_key, workflow))
+    text = mcp.call_error("invoke_workflow", workflow_id=workflow, history_id=wf_history,
+                          inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+    assert text.startswith("[VALIDATION_ERROR]") and "create_workflow" in text, text
+    assert "step 'cut'" in text or "step 'sort'" in text, text
+    assert len(invocations_of(galaxy, api_key, workflow)) == before
