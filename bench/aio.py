@@ -29,15 +29,17 @@ class Clients:
         self.api_key = api_key
 
     async def call_ok(self, tool: str, **arguments) -> dict:
-        result = await self.mcp.call_tool(tool, arguments)
+        """A tools/call; the key is also passed as the argument, as stock Galaxy (no header keys) needs it."""
+        result = await self.mcp.call_tool(tool, {**arguments, "api_key": self.api_key})
         if result.is_error:
             raise RuntimeError(f"{tool} failed: {' '.join(getattr(b, 'text', '') for b in result.content)[:300]}")
         return result.structured_content
 
     async def get(self, path: str):
+        """A REST GET, its JSON body decoded (the MCP client decodes its result too)."""
         response = await self.http.get(self.galaxy_url + path)
         response.raise_for_status()
-        return response
+        return response.json()
 
 
 @asynccontextmanager

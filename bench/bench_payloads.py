@@ -25,6 +25,24 @@ def default_text(structured: dict) -> str:
     return json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
 
 
+def types_only_schema(value):
+    """The smallest useful outputSchema for a result like ``value``: property names and JSON types,
+    no descriptions (what declaring one would add to tools/list at the least)."""
+    if isinstance(value, dict):
+        return {"type": "object", "properties": {key: types_only_schema(item) for key, item in value.items()}}
+    if isinstance(value, list):
+        return {"type": "array", "items": types_only_schema(value[0])} if value else {"type": "array"}
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int):
+        return {"type": "integer"}
+    if isinstance(value, float):
+        return {"type": "number"}
+    if value is None:
+        return {}
+    return {"type": "string"}
+
+
 def run(galaxy, mcp) -> dict:
     key = galaxy.api_key
     history_id = mcp.call_ok("create_history", name="bench-payloads", api_key=key)["id"]
@@ -66,9 +84,12 @@ async def measure(galaxy, history_id, collection_id, dataset_id, job_id) -> dict
                 "default_wire_bytes": envelope_bytes(default, structured),
             }
             figures["wire_ratio"] = figures["wire_bytes"] / figures["default_wire_bytes"]
+            figures["output_schema_bytes"] = len(json.dumps({"outputSchema": types_only_schema(structured)},
+                                                            separators=(",", ":")))
             results[label] = figures
             print(f"  {label}: structuredContent {figures['structured_bytes']:,} B; text block "
                   f"{figures['text_bytes']:,} B (FastMCP's default {figures['default_text_bytes']:,} B); "
                   f"JSON-RPC result {figures['wire_bytes']:,} B vs {figures['default_wire_bytes']:,} B "
-                  f"= {figures['wire_ratio']:.2f}")
+                  f"= {figures['wire_ratio']:.2f}; a types-only outputSchema would add "
+                  f"{figures['output_schema_bytes']:,} B to tools/list")
     return results

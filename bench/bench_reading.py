@@ -57,7 +57,7 @@ async def wire_bytes(galaxy, dataset_id: str, max_bytes: int) -> dict:
             figures["mcp"] = (sum(proxy.moved()), result["length"])
             proxy.reset()
             response = await c.get(f"/api/datasets/{dataset_id}/display?offset=0&ck_size={max_bytes}")
-            figures["rest"] = (sum(proxy.moved()), len(response.json()["ck_data"].encode()))
+            figures["rest"] = (sum(proxy.moved()), len(response["ck_data"].encode()))
     return {side: {"bytes": moved, "content": content, "per_content_byte": moved / content}
             for side, (moved, content) in figures.items()}
 

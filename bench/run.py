@@ -180,6 +180,15 @@ def profile_on(args, galaxy, mcp, workdir) -> dict:
     return bench_profile.run(galaxy, dataset_id, size, args.profile_calls)
 
 
+def stock_profile(args, galaxy) -> dict:
+    from common import fetch
+    from galaxy_mcp_analysis.testing import rest
+
+    history_id = rest(galaxy.galaxy_url, "/api/histories", galaxy.api_key, {"name": "bench-profile"})["id"]
+    dataset_id = fetch(galaxy, galaxy.api_key, history_id, {"src": "pasted", "paste_content": "a\t1\n", "ext": "tabular"})["id"]
+    return bench_profile.run(galaxy, dataset_id, 0, args.profile_calls, reads=False)
+
+
 def galaxy_mcp_context(script, galaxy, workdir) -> dict:
     async def actions(client):
         return (await client.list_tools()).tools
@@ -221,6 +230,9 @@ def stock_phase(args, workdir: Path, results: dict) -> None:
         if "overhead" in args.only:
             section("overhead_stock", "per-call overhead, stock Galaxy (control: what the patch set adds)", results,
                     bench_overhead.run, galaxy, mcp, args.calls, args.runs, "stock Galaxy: ")
+        if "profile" in args.only:
+            section("profile_stock", "where the time goes, stock Galaxy (its routing unpatched)", results,
+                    stock_profile, args, galaxy)
 
 
 def ratio(numerator, denominator):
@@ -275,8 +287,12 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
         rows.append(("stock Galaxy (control): get_dataset_details MCP / REST, p95", control["p95_ratio"], "(report)"))
     profile = results.get("profile") or {}
     if "routing_share_small_mcp" in profile:
-        rows.append(("route matching, share of a small MCP call (server side)", profile["routing_share_small_mcp"],
-                     "patch if >= 0.05"))
+        rows.append(("route matching, share of a small MCP call, patch set (mcp-routes-first)",
+                     profile["routing_share_small_mcp"], "(report)"))
+    stock_profile_figures = results.get("profile_stock") or {}
+    if "routing_share_small_mcp" in stock_profile_figures:
+        rows.append(("route matching, share of a small MCP call, stock Galaxy",
+                     stock_profile_figures["routing_share_small_mcp"], "patch if >= 0.05"))
     for tool, figures in (results.get("payloads") or {}).items():
         rows.append((f"{tool}: wire bytes, shaped / FastMCP's default text block", figures["wire_ratio"], "(report)"))
     for clients, figures in (results.get("concurrency") or {}).items():
@@ -307,7 +323,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
         patched_phase(args, workdir, script, results)
-        if not args.no_stock and {"bytes", "context", "overhead"} & set(args.only):
+        if not args.no_stock and {"bytes", "context", "overhead", "profile"} & set(args.only):
             stock_phase(args, workdir, results)
     print(f"ratios ({time.monotonic() - started:.0f} s in all; {load()}; spreads: median [min-max] of the runs):")
     for what, figure, target in summary(results):

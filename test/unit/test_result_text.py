@@ -55,6 +55,13 @@ def test_a_table_writes_each_key_once_and_keeps_every_value():
     assert lines[4].split("\t") == ["b", "plain", "2", "", "", "null"]
 
 
+def test_nested_objects_become_dotted_columns():
+    structured = {"elements": [{"element_identifier": "a", "object": {"id": "d1", "state": "ok"}}]}
+    lines = Table("elements")(structured).split("\n")
+    assert lines[2].split("\t") == ["element_identifier", "object.id", "object.state"]
+    assert lines[3].split("\t") == ["a", "d1", "ok"]
+
+
 def test_a_result_without_the_expected_list_falls_back_to_compact_json():
     assert json.loads(Table("contents")({"contents": "not a list"})) == {"contents": "not a list"}
 

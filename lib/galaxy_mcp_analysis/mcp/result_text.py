@@ -86,12 +86,23 @@ def _cell(value: Any) -> str:
     return _compact(value)
 
 
+def _flat(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A record's fields with nested objects spread into dotted columns (``object.state``)."""
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 @dataclass(frozen=True)
 class Table:
     """A summary line, then the records of the list at ``path`` as a tab-separated table with a header.
 
-    Each record's keys are written once (in the header) instead of once per record, and no
-    value is quoted twice: a history page of 100 items is about a third of its JSON.
+    Each record's keys are written once (in the header) instead of once per record, nested
+    objects become dotted columns, and no value is quoted twice.
     """
 
     path: tuple[str, ...]
@@ -111,6 +122,7 @@ class Table:
         for key in self.path:
             summary.update(summary_fields(container, leave_out=(key,)))
             container = container[key]
+        records = [_flat(record) for record in records]
         columns = list(dict.fromkeys(key for record in records for key in record))
         lines = [_compact(summary), f"{'.'.join(self.path)}: {len(records)} rows", "\t".join(columns)]
         lines += ["\t".join(_cell(record[key]) if key in record else "" for key in columns) for record in records]
