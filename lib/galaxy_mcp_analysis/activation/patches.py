@@ -66,6 +66,11 @@ def check_mcp_tools() -> str | None:
             return f"galaxy.webapps.galaxy.api.mcp.{name} is gone"
     if not callable(getattr(FastMCP, "add_tool", None)):
         return "FastMCP.add_tool is gone"
+    from fastmcp.tools.base import ToolResult
+
+    # mcp.result_text builds results and reshapes stock ones' text blocks.
+    if not {"content", "structured_content"} <= set(ToolResult.model_fields):
+        return "fastmcp ToolResult no longer has content and structured_content"
     return None
 
 
