@@ -28,7 +28,7 @@ async def measure(galaxy, dataset_id: str, size: int, calls: int, reads: bool) -
     async with aio.clients(galaxy.galaxy_url, galaxy.mcp_url, galaxy.api_key) as c:
         await c.get("/bench-profile/on")
 
-        def reads(max_bytes: int, via: str):
+        def reader(max_bytes: int, via: str):
             async def read():
                 offset = random.randrange(0, size - max_bytes)
                 if via == "mcp":
@@ -46,10 +46,10 @@ async def measure(galaxy, dataset_id: str, size: int, calls: int, reads: bool) -
         cases = {
             "small MCP get_dataset_details": small_mcp,
             "small REST GET /api/datasets/{id}": small_rest,
-            "64 KiB MCP peek_dataset_content": reads(64 * KIB, "mcp"),
-            "64 KiB REST display?offset&ck_size": reads(64 * KIB, "rest"),
-            "1 MiB MCP peek_dataset_content": reads(1024 * KIB, "mcp"),
-            "1 MiB REST display?offset&ck_size": reads(1024 * KIB, "rest"),
+            "64 KiB MCP peek_dataset_content": reader(64 * KIB, "mcp"),
+            "64 KiB REST display?offset&ck_size": reader(64 * KIB, "rest"),
+            "1 MiB MCP peek_dataset_content": reader(1024 * KIB, "mcp"),
+            "1 MiB REST display?offset&ck_size": reader(1024 * KIB, "rest"),
             "round trip MCP ping": c.mcp.send_ping,
             "round trip REST GET /api/version": lambda: c.get("/api/version"),
         }
