@@ -28,20 +28,28 @@ import bench_collections  # noqa: E402
 import bench_concurrency  # noqa: E402
 import bench_context  # noqa: E402
 import bench_overhead  # noqa: E402
+import bench_payloads  # noqa: E402
+import bench_profile  # noqa: E402
 import bench_reading  # noqa: E402
 import bench_tool_inputs  # noqa: E402
 import bench_upload  # noqa: E402
 import bench_workflows  # noqa: E402
 import standalone_galaxy_mcp  # noqa: E402
+from common import (  # noqa: E402
+    upload_by_url,
+    write_tabular,
+)
 from conftest import STOCK_TOOLS  # noqa: E402  (bench/common put test/ on the path)
 from galaxy_mcp_analysis.testing import (  # noqa: E402
     LaunchedGalaxy,
     McpClient,
 )
 
-SECTIONS = ["context", "reading", "bytes", "overhead", "concurrency", "upload", "collections", "tool_inputs",
-            "workflows"]
+SECTIONS = ["context", "reading", "bytes", "overhead", "profile", "payloads", "concurrency", "upload", "collections",
+            "tool_inputs", "workflows"]
 REPO = Path(__file__).resolve().parents[1]
+#: The bench's Galaxies run make serve's launcher with timers the profile section switches on.
+SERVER = [str(Path(__file__).resolve().parent / "profiled_server.py")]
 
 
 def int_list(text: str) -> list[int]:
@@ -63,7 +71,10 @@ def parse_args(argv):
     parser.add_argument("--size-mib", type=int, default=1024, help="ranged reads: size of the large dataset (1 GiB)")
     parser.add_argument("--reps", type=int, default=50, help="ranged reads: interleaved repetitions (50)")
     parser.add_argument("--bytes-mib", type=int, default=200, help="bytes moved: size of the dataset (200 MiB)")
-    parser.add_argument("--calls", type=int, default=200, help="per-call overhead: calls on each side (200)")
+    parser.add_argument("--calls", type=int, default=200, help="per-call overhead: calls on each side per run (200)")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="per-call overhead and ranged reads: repeated interleaved runs, for the spread (3)")
+    parser.add_argument("--profile-calls", type=int, default=30, help="server-side profile: calls per case (30)")
     parser.add_argument("--clients", type=int_list, default=[1, 4, 16], help="concurrency levels (1,4,16)")
     parser.add_argument("--concurrency-calls", type=int, default=160,
                         help="calls per concurrency level, split among its clients (160)")
@@ -138,7 +149,7 @@ def section(name: str, title: str, results: dict, function, *args):
 
 
 def patched_phase(args, workdir: Path, script, results: dict) -> None:
-    with LaunchedGalaxy(workdir / "galaxy" / "data") as galaxy, McpClient(galaxy.mcp_url) as mcp:
+    with LaunchedGalaxy(workdir / "galaxy" / "data", server=SERVER) as galaxy, McpClient(galaxy.mcp_url) as mcp:
         print(f"Galaxy with the patch set: {galaxy.galaxy_url} (one server for every side-by-side measurement)")
         only = args.only
         if "context" in only:
@@ -148,12 +159,17 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
                         script, galaxy, workdir)
         if "reading" in only:
             section("reading", "ranged reads", results, bench_reading.run, galaxy, mcp, workdir, args.size_mib,
-                    args.reps)
+                    args.reps, args.runs)
         if "bytes" in only:
             section("bytes", f"bytes moved to show the first 64 KiB of a {args.bytes_mib} MiB dataset", results,
                     bytes_on_patched, args, galaxy, mcp, workdir, script)
         if "overhead" in only:
-            section("overhead", "per-call overhead", results, bench_overhead.run, galaxy, mcp, args.calls)
+            section("overhead", "per-call overhead", results, bench_overhead.run, galaxy, mcp, args.calls, args.runs)
+        if "profile" in only:
+            section("profile", "where the time goes, server side", results, profile_on, args, galaxy, mcp, workdir)
+        if "payloads" in only:
+            section("payloads", "text block vs structured content of large results", results, bench_payloads.run,
+                    galaxy, mcp)
         if "concurrency" in only:
             section("concurrency", "concurrent MCP clients", results, bench_concurrency.run, galaxy, mcp, workdir,
                     args.clients, args.concurrency_calls)
@@ -168,6 +184,22 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
         if "workflows" in only:
             section("workflows", "workflows", results, bench_workflows.run, galaxy, mcp, args.workflow_reps,
                     args.workflow_jobs)
+
+
+def profile_on(args, galaxy, mcp, workdir) -> dict:
+    history_id = mcp.call_ok("create_history", name="bench-profile", api_key=galaxy.api_key)["id"]
+    size = write_tabular(workdir / "profile.tabular", 16 * 1024 * 1024)
+    dataset_id = upload_by_url(galaxy, history_id, workdir, "profile.tabular")["id"]
+    return bench_profile.run(galaxy, dataset_id, size, args.profile_calls)
+
+
+def stock_profile(args, galaxy) -> dict:
+    from common import fetch
+    from galaxy_mcp_analysis.testing import rest
+
+    history_id = rest(galaxy.galaxy_url, "/api/histories", galaxy.api_key, {"name": "bench-profile"})["id"]
+    dataset_id = fetch(galaxy, galaxy.api_key, history_id, {"src": "pasted", "paste_content": "a\t1\n", "ext": "tabular"})["id"]
+    return bench_profile.run(galaxy, dataset_id, 0, args.profile_calls, reads=False)
 
 
 def galaxy_mcp_context(script, galaxy, workdir) -> dict:
@@ -199,7 +231,8 @@ def bytes_on_patched(args, galaxy, mcp, workdir, script) -> dict:
 def stock_phase(args, workdir: Path, results: dict) -> None:
     """A stock Galaxy (patch set off) after the patched one stopped: its tools/list, its download path
     and, as a control, its own MCP-over-REST overhead for the same call."""
-    with LaunchedGalaxy(workdir / "stock" / "data", patches=False) as galaxy, McpClient(galaxy.mcp_url) as mcp:
+    with LaunchedGalaxy(workdir / "stock" / "data", patches=False, server=SERVER) as galaxy, \
+            McpClient(galaxy.mcp_url) as mcp:
         print(f"stock Galaxy 26.1 (patch set off): {galaxy.galaxy_url}, started after the patched one stopped")
         if "context" in args.only:
             section("context_stock", "agent context cost, stock Galaxy", results, bench_context.measure,
@@ -209,7 +242,10 @@ def stock_phase(args, workdir: Path, results: dict) -> None:
                     args.bytes_mib)
         if "overhead" in args.only:
             section("overhead_stock", "per-call overhead, stock Galaxy (control: what the patch set adds)", results,
-                    bench_overhead.run, galaxy, mcp, args.calls, "stock Galaxy: ")
+                    bench_overhead.run, galaxy, mcp, args.calls, args.runs, "stock Galaxy: ")
+        if "profile" in args.only:
+            section("profile_stock", "where the time goes, stock Galaxy (its routing unpatched)", results,
+                    stock_profile, args, galaxy)
 
 
 def ratio(numerator, denominator):
@@ -222,13 +258,21 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
                if not (isinstance(figures, dict) and ({"failed", "unavailable"} & set(figures)))}
     rows = []
     reading = results.get("reading") or {}
-    if "end_over_start" in reading:
-        rows += [
-            ("64 KiB near the end / at offset 0", reading["end_over_start"], "<= 1.2"),
-            ("server peak RSS growth during reads, MiB", reading["rss_growth_mib"],
-             f"<= {reading['rss_budget_mib']:.0f}"),
-            ("peek MCP / REST display?offset&ck_size", reading["mcp_over_rest"], "<= 1.3"),
-        ]
+    for label, size in (("64k", "64 KiB"), ("1m", "1 MiB")):
+        figures = reading.get(label) or {}
+        if not figures:
+            continue
+        rows.append((f"{size} read MCP / REST display?offset&ck_size, p50", figures["p50_ratio"], "<= 1.1"))
+        rows.append((f"{size} read MCP / REST display?offset&ck_size, p95", figures["p95_ratio"], "<= 1.2"))
+        if "end_over_start" in figures:
+            rows.append((f"{size} read near the end / at offset 0, p50", figures["end_over_start"], "<= 1.2"))
+        wire = figures.get("wire") or {}
+        for side, target in (("mcp", "<= 2.3"), ("rest", "(report)")):
+            if side in wire:
+                rows.append((f"{size} read: bytes on the wire / content, {side.upper()}", wire[side]["per_content_byte"],
+                             target))
+    if "rss_growth_mib" in reading:
+        rows.append(("server peak RSS growth during 1 MiB reads, MiB", reading["rss_growth_mib"], "<= 3"))
     moved = results.get("bytes") or {}
     ours = (moved.get("patch_set") or {}).get("bytes_moved")
     stock = (results.get("bytes_stock") or {}).get("bytes_moved")
@@ -250,11 +294,24 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
                      "<= 1.1"))
     overhead = results.get("overhead") or {}
     if overhead:
-        rows.append(("get_dataset_details MCP / REST, p50", overhead["p50_ratio"], "<= 1.5"))
-        rows.append(("get_dataset_details MCP / REST, p95", overhead["p95_ratio"], "<= 1.5"))
+        rows.append(("get_dataset_details MCP / REST, p50", overhead["p50_ratio"], "<= 1.05"))
+        rows.append(("get_dataset_details MCP / REST, p95", overhead["p95_ratio"], "<= 1.1"))
+        rows.append(("round trip alone: MCP ping / REST GET /api/version, p50", overhead["round_trip_p50_ratio"],
+                     "(report)"))
     control = results.get("overhead_stock") or {}
     if control:
         rows.append(("stock Galaxy (control): get_dataset_details MCP / REST, p50", control["p50_ratio"], "(report)"))
+        rows.append(("stock Galaxy (control): get_dataset_details MCP / REST, p95", control["p95_ratio"], "(report)"))
+    profile = results.get("profile") or {}
+    if "routing_share_small_mcp" in profile:
+        rows.append(("route matching, share of a small MCP call, patch set (mcp-routes-first)",
+                     profile["routing_share_small_mcp"], "(report)"))
+    stock_profile_figures = results.get("profile_stock") or {}
+    if "routing_share_small_mcp" in stock_profile_figures:
+        rows.append(("route matching, share of a small MCP call, stock Galaxy",
+                     stock_profile_figures["routing_share_small_mcp"], "patch if >= 0.05"))
+    for tool, figures in (results.get("payloads") or {}).items():
+        rows.append((f"{tool}: wire bytes, shaped / FastMCP's default text block", figures["wire_ratio"], "(report)"))
     for clients, figures in (results.get("concurrency") or {}).items():
         rows.append((f"{clients} concurrent clients: calls/s", figures["calls_per_s"], "(report)"))
         rows.append((f"{clients} concurrent clients: p95 ms", figures["p95_ms"], "(report)"))
@@ -287,12 +344,17 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
         patched_phase(args, workdir, script, results)
-        if not args.no_stock and {"bytes", "context", "overhead"} & set(args.only):
+        if not args.no_stock and {"bytes", "context", "overhead", "profile"} & set(args.only):
             stock_phase(args, workdir, results)
-    print(f"ratios ({time.monotonic() - started:.0f} s in all; {load()}):")
+    print(f"ratios ({time.monotonic() - started:.0f} s in all; {load()}; spreads: median [min-max] of the runs):")
     for what, figure, target in summary(results):
-        shown = "not measured" if figure is None else (f"{figure:,}" if isinstance(figure, int) else f"{figure:.2f}")
-        print(f"  {what:<64} {shown:>12}   target {target}")
+        if figure is None:
+            shown = "not measured"
+        elif isinstance(figure, dict):  # the spread over repeated runs
+            shown = f"{figure['median']:.2f} [{figure['min']:.2f}-{figure['max']:.2f}]"
+        else:
+            shown = f"{figure:,}" if isinstance(figure, int) else f"{figure:.2f}"
+        print(f"  {what:<64} {shown:>18}   target {target}")
     results["summary"] = summary(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))

@@ -66,6 +66,11 @@ def check_mcp_tools() -> str | None:
             return f"galaxy.webapps.galaxy.api.mcp.{name} is gone"
     if not callable(getattr(FastMCP, "add_tool", None)):
         return "FastMCP.add_tool is gone"
+    from fastmcp.tools.base import ToolResult
+
+    # mcp.result_text builds results and reshapes stock ones' text blocks.
+    if not {"content", "structured_content"} <= set(ToolResult.model_fields):
+        return "fastmcp ToolResult no longer has content and structured_content"
     return None
 
 
@@ -103,7 +108,9 @@ def apply_mcp_tools(settings: Settings) -> None:
     )
 
     def register(mcp, gx_app):
-        register_analysis_tools(mcp, gx_app, TOOL_SPECS, tools.STOCK_ANNOTATIONS, tools.STOCK_DESCRIPTIONS)
+        register_analysis_tools(
+            mcp, gx_app, TOOL_SPECS, tools.STOCK_ANNOTATIONS, tools.STOCK_DESCRIPTIONS, tools.STOCK_TEXT
+        )
 
     _customize_built_mcp_app()
     _SERVER_CUSTOMIZERS.append(register)
@@ -295,6 +302,44 @@ def apply_plain_logging(settings: Settings) -> None:
     fastmcp_log.propagate = True
 
 
+def check_mcp_routes_first() -> str | None:
+    from galaxy.webapps.galaxy import fast_app
+    from starlette.routing import Route
+
+    include = getattr(fast_app, "include_mcp", None)
+    if not callable(include):
+        return "galaxy.webapps.galaxy.fast_app.include_mcp is gone"
+    if "include_mcp" not in fast_app.initialize_fast_app.__code__.co_names:
+        return "initialize_fast_app no longer exposes the MCP app through include_mcp"
+    if not {"routes", "append"} <= set(inspect.unwrap(include).__code__.co_names):
+        return "include_mcp no longer appends the MCP routes to the app's route list"
+    if "endpoint" not in inspect.signature(Route).parameters:
+        return "starlette Route no longer takes an endpoint"
+    return None
+
+
+def apply_mcp_routes_first(settings: Settings) -> None:
+    from galaxy.webapps.galaxy import fast_app
+
+    original = fast_app.include_mcp
+    if getattr(original, _WRAPPED_MARK, False):
+        return
+
+    @functools.wraps(original)
+    def include_mcp(app, gx_app, mcp_app):
+        original(app, gx_app, mcp_app)
+        # Galaxy appends the MCP routes after its few hundred API routes, so every MCP request was
+        # matched against all of them first; exact-path routes to the MCP app, moved to the front,
+        # still only match /api/mcp, which no other route serves.
+        routes = app.router.routes
+        mcp_routes = [route for route in routes if getattr(route, "endpoint", None) is mcp_app]
+        if mcp_app is not None and mcp_routes:
+            routes[:] = mcp_routes + [route for route in routes if route not in mcp_routes]
+
+    setattr(include_mcp, _WRAPPED_MARK, True)
+    fast_app.include_mcp = include_mcp
+
+
 #: Every runtime patch, in the order activation checks and applies them (one row each in PATCHES.md).
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -352,5 +397,12 @@ PATCHES: tuple[Patch, ...] = (
         summary="FastMCP's log records go to Galaxy's log handlers, not rich's (quadratic in a message's length).",
         check=check_plain_logging,
         apply=apply_plain_logging,
+    ),
+    Patch(
+        id="mcp-routes-first",
+        target="galaxy.webapps.galaxy.fast_app.include_mcp",
+        summary="/api/mcp is matched first instead of after every Galaxy API route (profiled: 5-20% of a small call).",
+        check=check_mcp_routes_first,
+        apply=apply_mcp_routes_first,
     ),
 )

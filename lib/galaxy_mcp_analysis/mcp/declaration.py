@@ -31,6 +31,11 @@ from galaxy_mcp_analysis.core.errors import (
 )
 from galaxy_mcp_analysis.mcp.api_key import API_KEY_DESCRIPTION
 from galaxy_mcp_analysis.mcp.errors import coded_errors
+from galaxy_mcp_analysis.mcp.result_text import (
+    shaped_result,
+    ShapedText,
+    TextShape,
+)
 from galaxy_mcp_analysis.mcp.surface import ToolSurface
 
 
@@ -38,6 +43,8 @@ from galaxy_mcp_analysis.mcp.surface import ToolSurface
 class ToolSpec:
     function: Callable[..., Any]
     annotations: ToolAnnotations
+    #: What the result's text block carries instead of the whole result as JSON (mcp.result_text).
+    text: TextShape | None = None
 
     @property
     def name(self) -> str:
@@ -55,8 +62,13 @@ def analysis_tool(
     destructive: bool = False,
     idempotent: bool = False,
     open_world: bool = False,
+    text: TextShape | None = None,
 ):
-    """Declare an MCP tool; its MCP annotations are stated here, next to the code they describe."""
+    """Declare an MCP tool; its MCP annotations are stated here, next to the code they describe.
+
+    ``text``: for a tool whose results can be large, the shape of its text block
+    (``mcp.result_text.RawText`` or ``Table``), so the payload goes out once, not twice.
+    """
 
     def declare(function):
         TOOL_SPECS.append(
@@ -69,6 +81,7 @@ def analysis_tool(
                     idempotentHint=idempotent,
                     openWorldHint=open_world,
                 ),
+                text,
             )
         )
         return function
@@ -126,7 +139,8 @@ def _as_mcp_function(spec: ToolSpec, gx_app) -> Callable[..., Any]:
     @functools.wraps(spec.function)
     def tool(*, api_key: str, **arguments):
         with coded_errors(spec.name, arguments):
-            return spec.function(operations_for(gx_app, api_key), **arguments)
+            result = spec.function(operations_for(gx_app, api_key), **arguments)
+            return result if spec.text is None else shaped_result(result, spec.text)
 
     del tool.__wrapped__  # FastMCP must read the signature below, not the operation's.
     tool.__signature__ = signature.replace(parameters=ordered)
@@ -140,14 +154,19 @@ def register_analysis_tools(
     specs: list[ToolSpec],
     stock_annotations: dict[str, ToolAnnotations],
     stock_descriptions: dict[str, str],
+    stock_text: dict[str, TextShape] | None = None,
 ) -> list[str]:
     """Add the declared tools (``specs``) to Galaxy's FastMCP instance (the one serving /api/mcp).
 
     Galaxy's stock tools get their annotations and corrected descriptions through one
     transform on the same instance. The caller (activation) hands over what the tools
-    package declared, so this helper never imports the declarations built on it.
+    package declared, so this helper never imports the declarations built on it. The
+    stock tools named in ``stock_text`` get their result's text block reshaped by one
+    middleware (ours are shaped where they are declared, ``text=``).
     """
     mcp.add_transform(ToolSurface(stock_annotations, stock_descriptions))
+    if stock_text:
+        mcp.add_middleware(ShapedText(stock_text))
     for spec in specs:
         mcp.tool(
             _as_mcp_function(spec, gx_app),

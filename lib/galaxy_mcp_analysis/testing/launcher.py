@@ -38,11 +38,15 @@ class LaunchedGalaxy:
         patches: bool = True,
         env: dict | None = None,
         database_url: str | None = None,
+        server: list[str] | None = None,
     ):
+        """``server``: the command that serves (default ``make serve``'s launcher, ``-m galaxy_mcp_analysis.serve``);
+        it gets the launcher's arguments (the bench passes its instrumented wrapper of that launcher)."""
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.patches = patches
         self.database_url = database_url  # None: the launcher's sqlite file in data_dir
+        self.server = server or ["-m", "galaxy_mcp_analysis.serve"]
         self.env = {**os.environ, **(env or {})}
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         self.process: subprocess.Popen | None = None
@@ -50,7 +54,7 @@ class LaunchedGalaxy:
         self.leftover_processes = False
 
     def start(self) -> "LaunchedGalaxy":
-        command = [sys.executable, "-m", "galaxy_mcp_analysis.serve", "--data-dir", str(self.data_dir)]
+        command = [sys.executable, *self.server, "--data-dir", str(self.data_dir)]
         command += ["--port", str(self.port)] + ([] if self.patches else ["--no-patches"])
         command += ["--database-url", self.database_url] if self.database_url else []
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)

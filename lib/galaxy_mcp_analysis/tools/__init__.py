@@ -32,6 +32,9 @@ CAPABILITIES = (
 #: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).
 STOCK_ANNOTATIONS = stock.STOCK_ANNOTATIONS
 
+#: How the text block of large stock results is shaped (mcp.result_text), by tool name.
+STOCK_TEXT = stock.STOCK_TEXT
+
 #: Descriptions replacing Galaxy's stock ones, applied by mcp.surface.ToolSurface: the
 #: tools a capability changes describe themselves there; the rest are in tools/stock.py.
 STOCK_DESCRIPTIONS = {

@@ -13,9 +13,15 @@ from galaxy_mcp_analysis.mcp.params import (
     HistoryId,
     JobId,
 )
+from galaxy_mcp_analysis.mcp.result_text import RawText
 
 
-@analysis_tool(title="Read a job's errors and logs", read_only=True, idempotent=True)
+@analysis_tool(
+    title="Read a job's errors and logs",
+    read_only=True,
+    idempotent=True,
+    text=RawText("tool_stderr", "tool_stdout", "job_stderr", "job_stdout", "command_line", "info"),
+)
 def get_job_errors(
     ops,
     job_id: Annotated[JobId | None, Field(description="The job to read; pass this or dataset_id.")] = None,

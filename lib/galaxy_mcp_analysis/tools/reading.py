@@ -9,9 +9,15 @@ from pydantic import Field
 
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import DatasetId
+from galaxy_mcp_analysis.mcp.result_text import RawText
 
 
-@analysis_tool(title="Read dataset content", read_only=True, idempotent=True)
+@analysis_tool(
+    title="Read dataset content",
+    read_only=True,
+    idempotent=True,
+    text=RawText("content", first=("offset", "length", "next_offset", "eof", "encoding")),
+)
 def peek_dataset_content(
     ops,
     dataset_id: DatasetId,

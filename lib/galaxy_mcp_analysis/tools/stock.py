@@ -16,6 +16,8 @@ run may itself download data.
 
 from mcp.types import ToolAnnotations
 
+from galaxy_mcp_analysis.mcp.result_text import Table
+
 
 def _annotations(title: str, read_only: bool, destructive: bool, idempotent: bool, open_world: bool):
     return ToolAnnotations(
@@ -239,4 +241,12 @@ STOCK_DESCRIPTIONS = {
 
     Next: upload_file_from_url with a URL they serve.
     """,
+}
+
+
+#: Stock tools whose results can be large: their text block is a summary and a table, not the
+#: whole result again as JSON (mcp.result_text; structuredContent is unchanged).
+STOCK_TEXT = {
+    "get_history_contents": Table("contents"),
+    "get_collection_details": Table("collection", "elements"),
 }

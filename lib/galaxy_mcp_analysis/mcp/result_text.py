@@ -1,0 +1,149 @@
+"""What a tool result's text block carries when the structured result is large: one copy of the payload.
+
+By default FastMCP sends a dict result twice: as ``structuredContent`` and as a text block
+holding the whole result serialized to JSON, which the JSON-RPC envelope then escapes a
+second time (a tab of tabular text costs 2 bytes in ``structuredContent`` and 3 in the
+text block). A tool that opts in here keeps ``structuredContent`` exactly as before and
+gets a text block a reader of text can use directly:
+
+- ``RawText("content")``: a one-line JSON summary of the result's small fields, then the
+  payload field's text raw (``peek_dataset_content``: the chunk, byte for byte);
+  several payload fields follow each other under a ``--- <field> (<n> characters) ---`` line.
+- ``Table("contents")``: a one-line summary, then the records of a list field as a
+  tab-separated table with one header line (``get_history_contents``), keys written once.
+
+Opting in is one argument where a tool is declared: ``analysis_tool(..., text=RawText("content"))``
+for the patch set's tools (mcp.declaration builds the result, so FastMCP never serializes the
+whole result to text), or an entry of the ``{tool name: shape}`` table that ``ShapedText``
+(a middleware) applies to Galaxy's stock tools. Errors are never reshaped.
+"""
+
+import json
+from collections.abc import (
+    Callable,
+    Mapping,
+)
+from dataclasses import dataclass
+from typing import Any
+
+from fastmcp.server.middleware import Middleware
+from fastmcp.tools.base import ToolResult
+from mcp.types import TextContent
+
+#: A summary line leaves out a field whose compact JSON is longer than this (structuredContent keeps it).
+SUMMARY_VALUE_LIMIT = 200
+
+#: Turns a tool's structured result into the text of its one text block.
+TextShape = Callable[[dict[str, Any]], str]
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def summary_fields(structured: Mapping[str, Any], leave_out: tuple[str, ...] = (), first: tuple[str, ...] = ()) -> dict:
+    """The result's fields for a summary: ``first`` in that order, then the rest, without
+    ``leave_out`` and without any value too long for a summary (structuredContent keeps those)."""
+    shown: dict[str, Any] = {}
+    for name in (*[name for name in first if name in structured], *structured):
+        if name in shown or name in leave_out:
+            continue
+        if len(_compact(structured[name])) <= SUMMARY_VALUE_LIMIT:
+            shown[name] = structured[name]
+    return shown
+
+
+def summary_line(structured: Mapping[str, Any], leave_out: tuple[str, ...] = (), first: tuple[str, ...] = ()) -> str:
+    """``summary_fields`` as one line of compact JSON."""
+    return _compact(summary_fields(structured, leave_out, first))
+
+
+@dataclass(frozen=True)
+class RawText:
+    """A summary line, then each named text field raw (absent, empty or non-text ones are skipped)."""
+
+    fields: tuple[str, ...]
+    first: tuple[str, ...] = ()
+
+    def __init__(self, *fields: str, first: tuple[str, ...] = ()):
+        object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "first", first)
+
+    def __call__(self, structured: dict[str, Any]) -> str:
+        texts = [(name, structured[name]) for name in self.fields if isinstance(structured.get(name), str)]
+        summary = summary_line(structured, leave_out=tuple(name for name, _ in texts), first=self.first)
+        if len(self.fields) == 1:
+            return summary + "".join("\n" + text for _, text in texts)
+        parts = [summary]
+        parts += [f"--- {name} ({len(text):,} characters) ---\n{text}" for name, text in texts if text]
+        return "\n".join(parts)
+
+
+def _cell(value: Any) -> str:
+    """A table cell: a string as it is (quoted as JSON if it could break the row or read as JSON), else JSON."""
+    if isinstance(value, str) and not any(c in value for c in "\t\n\r") and not value.startswith('"'):
+        return value
+    return _compact(value)
+
+
+def _flat(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A record's fields with nested objects spread into dotted columns (``object.state``)."""
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+@dataclass(frozen=True)
+class Table:
+    """A summary line, then the records of the list at ``path`` as a tab-separated table with a header.
+
+    Each record's keys are written once (in the header) instead of once per record, nested
+    objects become dotted columns, and no value is quoted twice.
+    """
+
+    path: tuple[str, ...]
+
+    def __init__(self, *path: str):
+        object.__setattr__(self, "path", path)
+
+    def __call__(self, structured: dict[str, Any]) -> str:
+        records: Any = structured
+        for key in self.path:
+            records = records.get(key) if isinstance(records, dict) else None
+        if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
+            return _compact(structured)
+        # The summary: the small fields of the result and of each dict on the way to the list.
+        summary: dict[str, Any] = {}
+        container: Any = structured
+        for key in self.path:
+            summary.update(summary_fields(container, leave_out=(key,)))
+            container = container[key]
+        records = [_flat(record) for record in records]
+        columns = list(dict.fromkeys(key for record in records for key in record))
+        lines = [_compact(summary), f"{'.'.join(self.path)}: {len(records)} rows", "\t".join(columns)]
+        lines += ["\t".join(_cell(record[key]) if key in record else "" for key in columns) for record in records]
+        return "\n".join(lines)
+
+
+def shaped_result(structured: dict[str, Any], shape: TextShape) -> ToolResult:
+    """A tool result whose structuredContent is ``structured`` and whose one text block is ``shape``'s."""
+    return ToolResult(content=[TextContent(type="text", text=shape(structured))], structured_content=structured)
+
+
+class ShapedText(Middleware):
+    """Reshape the text block of successful results of the tools in ``shapes`` (Galaxy's stock tools)."""
+
+    def __init__(self, shapes: Mapping[str, TextShape]):
+        self.shapes = dict(shapes)
+
+    async def on_call_tool(self, context, call_next):
+        result = await call_next(context)
+        shape = self.shapes.get(context.message.name)
+        if shape is None or result.is_error or not isinstance(result.structured_content, dict):
+            return result
+        result.content = [TextContent(type="text", text=shape(result.structured_content))]
+        return result

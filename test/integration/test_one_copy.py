@@ -1,0 +1,139 @@
+"""Large results carry their payload once (issue 20): a reader of the text block and a reader of
+structuredContent get the same bytes, through the official client and through plain JSON-RPC POSTs."""
+
+import json
+import urllib.request
+
+import pytest
+
+from conftest import fetch
+
+# Tabs, newlines, a backslash, quotes and multi-byte UTF-8: everything the JSON envelope escapes.
+ROWS = "".join(f'chr{i % 3}\t{i * 10}\t{i * 10 + 9}\tpeak_{i}\t"q"\\é😀\n' for i in range(400))
+SUMMARY_FIELDS = ("offset", "length", "next_offset", "eof", "encoding")
+
+
+@pytest.fixture(scope="module")
+def tabular(galaxy, mcp, api_key):
+    history_id = mcp.call_ok("create_history", name="one copy", api_key=api_key)["id"]
+    return fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": ROWS, "ext": "tabular"})
+
+
+def text_of(result) -> str:
+    assert [block.type for block in result.content] == ["text"]
+    return result.content[0].text
+
+
+def split_text_block(text: str) -> tuple[dict, str]:
+    summary, _, chunk = text.partition("\n")
+    return json.loads(summary), chunk
+
+
+def test_a_chunk_read_as_text_and_as_structured_content_is_the_same_bytes(mcp, api_key, tabular):
+    text_reader, structured_reader = b"", b""
+    offset, calls = 0, 0
+    while offset is not None:
+        result = mcp.call("peek_dataset_content", {"dataset_id": tabular["id"], "offset": offset,
+                                                    "max_bytes": 4096, "api_key": api_key})
+        assert not result.is_error
+        structured = result.structured_content
+        summary, chunk = split_text_block(text_of(result))
+        assert list(summary)[:5] == list(SUMMARY_FIELDS)
+        assert {name: summary[name] for name in SUMMARY_FIELDS} == {name: structured[name] for name in SUMMARY_FIELDS}
+        assert chunk.encode() == structured["content"].encode()
+        assert "content" not in summary  # the chunk is in the text block once
+        text_reader += chunk.encode()
+        structured_reader += structured["content"].encode()
+        offset, calls = summary["next_offset"], calls + 1  # the text reader follows its own summary line
+    assert calls > 3
+    assert text_reader == structured_reader == ROWS.encode()
+
+
+def post_json_rpc(galaxy, api_key, method: str, params: dict, request_id: int = 1) -> dict:
+    """One plain HTTP POST to /api/mcp, no SDK: what a hand-written client sends."""
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
+    request = urllib.request.Request(galaxy.mcp_url, data=body, method="POST", headers={
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+        "x-api-key": api_key,
+    })
+    with urllib.request.urlopen(request, timeout=120) as response:
+        assert response.headers.get_content_type() == "application/json"
+        return json.loads(response.read())
+
+
+def test_a_raw_json_rpc_reader_gets_what_the_official_client_gets(galaxy, mcp, api_key, tabular):
+    arguments = {"dataset_id": tabular["id"], "offset": 100, "max_bytes": 2000}
+    raw = post_json_rpc(galaxy, api_key, "tools/call", {"name": "peek_dataset_content", "arguments": arguments})
+    assert raw["id"] == 1 and "error" not in raw
+    result = raw["result"]
+    assert result["isError"] is False
+    sdk = mcp.call_ok("peek_dataset_content", **arguments, api_key=api_key)
+    assert result["structuredContent"] == sdk
+    [block] = result["content"]
+    summary, chunk = split_text_block(block["text"])
+    assert chunk.encode() == sdk["content"].encode() == ROWS.encode()[sdk["offset"] : sdk["next_offset"]]
+    assert summary["next_offset"] == sdk["next_offset"]
+    # A raw reader of tools/list sees the same tool the SDK sees.
+    listed = post_json_rpc(galaxy, api_key, "tools/list", {}, request_id=2)["result"]["tools"]
+    assert "peek_dataset_content" in {tool["name"] for tool in listed}
+
+
+def test_history_contents_as_text_is_a_table_of_every_item(galaxy, mcp, api_key, tabular):
+    history_id = tabular["history_id"]
+    second = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": "x\n", "ext": "txt",
+                                                 "name": "second\titem"})
+    result = mcp.call("get_history_contents", {"history_id": history_id, "api_key": api_key})
+    structured = result.structured_content
+    lines = text_of(result).split("\n")
+    summary = json.loads(lines[0])
+    assert summary["history_id"] == history_id and summary["pagination"] == structured["pagination"]
+    assert lines[1] == f"contents: {len(structured['contents'])} rows"
+    header = lines[2].split("\t")
+    rows = [dict(zip(header, line.split("\t"))) for line in lines[3:]]
+    assert [row["id"] for row in rows] == [item["id"] for item in structured["contents"]]
+    assert {row["id"]: row["name"] for row in rows}[second["id"]] == json.dumps("second\titem")
+    assert len(lines[0]) + sum(map(len, lines[1:])) < len(json.dumps(structured))
+
+
+def test_job_logs_as_text_are_raw(galaxy, mcp, api_key, tabular):
+    job_id = mcp.call_ok("get_dataset_details", dataset_id=tabular["id"], api_key=api_key)["dataset"]["creating_job"]
+    result = mcp.call("get_job_errors", {"job_id": job_id, "api_key": api_key})
+    structured = result.structured_content
+    summary, _, logs = text_of(result).partition("\n")
+    assert json.loads(summary)["job_id"] == structured["job_id"] == job_id
+    for field in ("tool_stderr", "tool_stdout", "job_stderr", "job_stdout"):
+        if structured[field]:
+            assert f"--- {field} ({len(structured[field]):,} characters) ---\n{structured[field]}" in logs
+        assert field not in json.loads(summary)
+
+
+def test_mcp_routes_are_matched_first(mcp, api_key):
+    from types import SimpleNamespace
+
+    from fastapi import FastAPI
+    from galaxy.webapps.galaxy import fast_app
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from galaxy_mcp_analysis.activation.patches import apply_mcp_routes_first
+    from galaxy_mcp_analysis.core.settings import Settings
+
+    patches = mcp.call_ok("get_server_info", api_key=api_key)["patch_set"]["patches"]
+    assert "mcp-routes-first" in str(patches)  # applied on the live server
+    # What the patch does to the route list Galaxy builds (in this process, on a small app).
+    app = FastAPI()
+    app.state.route_name_index = {}
+    app.get("/api/version")(lambda: {"version": "x"})
+    mcp_app = Starlette(routes=[Route("/api/mcp", lambda request: None, methods=["POST"])])
+    gx_app = SimpleNamespace(config=SimpleNamespace(mcp_server_path="/api/mcp"))
+    original = fast_app.include_mcp
+    try:
+        apply_mcp_routes_first(Settings())
+        fast_app.include_mcp(app, gx_app, mcp_app)
+    finally:
+        fast_app.include_mcp = original
+    first, *rest = app.router.routes
+    assert first.path == "/api/mcp" and first.endpoint is mcp_app
+    assert "/api/version" in {getattr(route, "path", None) for route in rest}

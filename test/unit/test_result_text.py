@@ -1,0 +1,72 @@
+"""The text block of large results (mcp/result_text.py): the payload once, raw, after a summary line."""
+
+import json
+
+from galaxy_mcp_analysis.mcp.result_text import (
+    RawText,
+    shaped_result,
+    SUMMARY_VALUE_LIMIT,
+    Table,
+)
+
+CHUNK = "chr1\t10\t20\tpeak_1\nchr2\t30\t40\tpéak_2 😀\n"
+PEEK = {
+    "dataset_id": "abc",
+    "content": CHUNK,
+    "offset": 0,
+    "length": len(CHUNK.encode()),
+    "next_offset": None,
+    "eof": True,
+    "encoding": "utf-8",
+    "peek": "<table>" + "x" * SUMMARY_VALUE_LIMIT + "</table>",
+    "capped": False,
+}
+
+
+def test_raw_text_is_a_summary_line_then_the_chunk_byte_for_byte():
+    text = RawText("content", first=("offset", "length", "next_offset", "eof", "encoding"))(PEEK)
+    summary, chunk = text.split("\n", 1)
+    assert chunk.encode() == CHUNK.encode()
+    fields = json.loads(summary)
+    assert list(fields)[:5] == ["offset", "length", "next_offset", "eof", "encoding"]
+    assert fields["length"] == len(CHUNK.encode()) and fields["eof"] is True and fields["next_offset"] is None
+    # The payload is not repeated; a value too long for a summary stays in structuredContent only.
+    assert "content" not in fields and "peek" not in fields and fields["capped"] is False
+
+
+def test_several_raw_fields_follow_each_other_under_a_labelled_line():
+    logs = {"job_id": "j1", "state": "error", "tool_stderr": "Traceback\nboom\n", "tool_stdout": "", "exit_code": 1}
+    text = RawText("tool_stderr", "tool_stdout")(logs)
+    lines = text.split("\n")
+    assert json.loads(lines[0]) == {"job_id": "j1", "state": "error", "exit_code": 1}
+    assert lines[1] == "--- tool_stderr (15 characters) ---"
+    assert text.endswith("Traceback\nboom\n") and "tool_stdout" not in text  # empty logs are left out
+
+
+def test_a_table_writes_each_key_once_and_keeps_every_value():
+    records = [{"id": "a", "name": "x\ty", "hid": 1, "tags": ["t"], "deleted": False},
+               {"id": "b", "name": "plain", "hid": 2, "extra": None}]
+    structured = {"collection": {"id": "c", "elements": records, "element_count": 2}, "collection_id": "c"}
+    lines = Table("collection", "elements")(structured).split("\n")
+    assert json.loads(lines[0]) == {"collection_id": "c", "id": "c", "element_count": 2}
+    assert lines[1] == "collection.elements: 2 rows"
+    assert lines[2].split("\t") == ["id", "name", "hid", "tags", "deleted", "extra"]
+    assert lines[3].split("\t") == ["a", '"x\\ty"', "1", '["t"]', "false", ""]  # a tab in a value is quoted
+    assert lines[4].split("\t") == ["b", "plain", "2", "", "", "null"]
+
+
+def test_nested_objects_become_dotted_columns():
+    structured = {"elements": [{"element_identifier": "a", "object": {"id": "d1", "state": "ok"}}]}
+    lines = Table("elements")(structured).split("\n")
+    assert lines[2].split("\t") == ["element_identifier", "object.id", "object.state"]
+    assert lines[3].split("\t") == ["a", "d1", "ok"]
+
+
+def test_a_result_without_the_expected_list_falls_back_to_compact_json():
+    assert json.loads(Table("contents")({"contents": "not a list"})) == {"contents": "not a list"}
+
+
+def test_a_shaped_result_keeps_structured_content_whole():
+    result = shaped_result(dict(PEEK), RawText("content"))
+    assert result.structured_content == PEEK
+    assert [block.type for block in result.content] == ["text"]
