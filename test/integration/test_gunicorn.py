@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from galaxy_mcp_analysis.serve import galaxy_config
-from galaxy_mcp_analysis.activation.registry import PATCHES
+from galaxy_mcp_analysis.activation.patches import PATCHES
 from galaxy_mcp_analysis.testing import (
     create_user,
     free_port,

@@ -122,8 +122,10 @@ def current() -> Activation | None:
 
 def _announce(line: str) -> None:
     # Activation runs before Galaxy configures logging (in the app factory or the
-    # gunicorn arbiter); an unconfigured root logger would drop an INFO record.
-    if logging.getLogger().handlers:
+    # gunicorn arbiter); an unconfigured root logger would drop an INFO record, and so
+    # would the WARNING-level root handler a Galaxy import sets up with basicConfig
+    # (seen under gravity's gunicorn: the line was missing from gunicorn.log).
+    if logging.getLogger().handlers and log.isEnabledFor(logging.INFO):
         log.info(line)
     else:
         print(line, file=sys.stderr, flush=True)

@@ -6,6 +6,8 @@
 - ``rest``: ``rest`` and ``create_user`` for set-up through Galaxy's REST API.
 - ``driver_mixin``: ``McpAnalysisIntegrationMixin`` for Galaxy's ``IntegrationTestCase``.
 - ``postgres``: a throw-away PostgreSQL cluster for the PostgreSQL pass.
+- ``production``: Galaxy under gravity (gunicorn workers, job handlers, Celery and beat on a
+  throw-away Redis) for test_production_deployment.py and ``make serve-production``.
 - ``tools_reference``: doc/tools.md from a live ``tools/list`` (``make tools-doc``).
 
 The names below are the public surface tests import from ``galaxy_mcp_analysis.testing``.
