@@ -49,11 +49,15 @@ from test_field_report_replay import replay
 from test_gunicorn import MCP_ACCESS
 from test_restart import Trickle as RestartTrickle
 
-pytestmark = pytest.mark.skipif(
-    TEST_DATABASE != "postgresql",
-    reason="the production-shaped Galaxy (gravity, job handlers, Celery on Redis) runs in the PostgreSQL "
-    "pass only: GALAXY_MCP_ANALYSIS_TEST_DATABASE=postgresql (CI's second pass)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        TEST_DATABASE != "postgresql",
+        reason="the production-shaped Galaxy (gravity, job handlers, Celery on Redis) runs in the PostgreSQL "
+        "pass only: GALAXY_MCP_ANALYSIS_TEST_DATABASE=postgresql (CI's second pass)",
+    ),
+    # One deployment serves every test: two starts of five Galaxy processes, the replay, a kill, a stop.
+    pytest.mark.timeout(3600),
+]
 
 #: How long a call in flight on a killed worker may take to fail before it counts as a hang.
 IN_FLIGHT_FAIL_BOUND_SECONDS = 60
