@@ -156,7 +156,11 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
     figures["wall_seconds"] = round(time.monotonic() - began, 1)
     for name, value in figures.items():
         record_testsuite_property(f"production_{name}", value)
-    print(f"\nproduction deployment figures: {figures}\ngalaxyctl calls: {galaxy.galaxyctl_calls}")
+    kill = observed.get("kill", {})
+    print(f"\nproduction deployment figures: {figures}\ngalaxyctl calls: {galaxy.galaxyctl_calls}\n"
+          f"killed worker: in-flight wait got {str(kill.get('wait'))[:300]}; create_collection cut off: "
+          f"{str(kill.get('create_failure'))[:300]}; {len(kill.get('created', []))} created before, "
+          f"collections there: {sorted(kill.get('collections', {}))}")
     return observed
 
 
@@ -371,7 +375,7 @@ def test_only_the_web_workers_load_the_patch_set(deployment):
 
 def test_the_field_report_flow_runs_across_both_workers(deployment):
     replay = deployment["replay"]
-    assert replay["calls"] > 50
+    assert replay["calls"] >= 50  # the whole replay ran (its own asserts passed)
     assert len(replay["by_worker"]) == 2, replay["by_worker"]
     assert set(replay["by_worker"]) == set(deployment["workers_at_start"])
     assert replay["switches"] >= 1
