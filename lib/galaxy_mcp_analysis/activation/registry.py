@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 #: Galaxy releases verified with this patch set: the newest (26.1.2) by the whole suite in CI, the
 #: others by `make verify-release GALAXY=<release>` (self-checks, unit and foundation tests, the
 #: field-report replay; doc/testing.md, "Which Galaxy releases are verified").
-VERIFIED_RELEASES = ("26.1.0", "26.1.2")
+VERIFIED_RELEASES = ("26.1.0", "26.1.1", "26.1.2")
 #: The release series the self-checks are written for; anything else is refused.
 SUPPORTED_SERIES = "26.1"
 OVERRIDE_VARIABLE = ENV_PREFIX + "ALLOW_UNVERIFIED"
