@@ -27,6 +27,16 @@ test: $(INSTALLED)
 clean-data:
 	rm -rf "$(DATA_DIR)"
 
+# The production shape (doc/admin-guide.md, "Running at scale"): gravity's galaxyctl starts gunicorn
+# (2 workers, the patch set's worker class), 2 job handlers, a Celery worker and beat on a throw-away
+# Redis, on a throw-away PostgreSQL (or DATABASE_URL). Needs .ci/install-postgresql and
+# .ci/install-redis. Ctrl-C runs galaxyctl stop; PRODUCTION_DATA_DIR is emptied at the next start.
+PRODUCTION_DATA_DIR ?= .galaxy-production
+.PHONY: serve-production
+serve-production: $(INSTALLED)
+	$(VENV)/bin/python -m galaxy_mcp_analysis.testing.production --data-dir "$(PRODUCTION_DATA_DIR)" --port "$(PORT)" \
+		$(if $(DATABASE_URL),--database-url "$(DATABASE_URL)")
+
 # Every benchmark section on the full sizes (about 25 minutes); a quick look, for instance:
 #   make bench BENCH_ARGS="--only reading,overhead --size-mib 64 --reps 10"
 # Figures are printed (ratios last), never asserted; see doc/performance.md.
@@ -39,3 +49,11 @@ bench: $(INSTALLED)
 .PHONY: tools-doc
 tools-doc: $(INSTALLED)
 	$(VENV)/bin/python -m galaxy_mcp_analysis.testing.tools_reference --output doc/tools.md
+
+# The patch set on another Galaxy 26.1 release, in its own virtualenv (.venv-galaxy-<release>):
+# self-checks, unit and foundation tests, the field-report replay. See doc/testing.md.
+GALAXY ?=
+.PHONY: verify-release
+verify-release:
+	@test -n "$(GALAXY)" || { echo "usage: make verify-release GALAXY=26.1.0" >&2; exit 2; }
+	$(PYTHON) .ci/verify-release "$(GALAXY)" $(if $(BASETEMP),--basetemp "$(BASETEMP)") $(if $(PYTEST_ARGS),-- $(PYTEST_ARGS))

@@ -46,8 +46,10 @@ def test_connect_identifies_the_keys_user(mcp, api_key):
 def test_startup_line_names_galaxy_version_and_every_patch(galaxy):
     lines = [line for line in galaxy.log_text().splitlines() if "galaxy-mcp-analysis" in line and "active" in line]
     assert len(lines) == 1, lines
+    from galaxy.version import VERSION  # the release under test (make verify-release runs others)
+
     patch_ids = ", ".join(patch.id for patch in PATCHES)
-    assert lines[0].endswith(f"active on Galaxy 26.1.2: patches applied: {patch_ids}")
+    assert lines[0].endswith(f"active on Galaxy {VERSION}: patches applied: {patch_ids}")
 
 
 def test_stock_tools_run_through_the_analysis_operations_manager(mcp, api_key):

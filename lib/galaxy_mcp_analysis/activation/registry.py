@@ -21,8 +21,10 @@ from galaxy_mcp_analysis.core.settings import (
 
 log = logging.getLogger(__name__)
 
-#: Galaxy releases whose whole test suite passed with this patch set.
-VERIFIED_RELEASES = ("26.1.2",)
+#: Galaxy releases verified with this patch set: the newest (26.1.2) by the whole suite in CI, the
+#: others by `make verify-release GALAXY=<release>` (self-checks, unit and foundation tests, the
+#: field-report replay; doc/testing.md, "Which Galaxy releases are verified").
+VERIFIED_RELEASES = ("26.1.0", "26.1.1", "26.1.2")
 #: The release series the self-checks are written for; anything else is refused.
 SUPPORTED_SERIES = "26.1"
 OVERRIDE_VARIABLE = ENV_PREFIX + "ALLOW_UNVERIFIED"
@@ -122,8 +124,10 @@ def current() -> Activation | None:
 
 def _announce(line: str) -> None:
     # Activation runs before Galaxy configures logging (in the app factory or the
-    # gunicorn arbiter); an unconfigured root logger would drop an INFO record.
-    if logging.getLogger().handlers:
+    # gunicorn arbiter); an unconfigured root logger would drop an INFO record, and so
+    # would the WARNING-level root handler a Galaxy import sets up with basicConfig
+    # (seen under gravity's gunicorn: the line was missing from gunicorn.log).
+    if logging.getLogger().handlers and log.isEnabledFor(logging.INFO):
         log.info(line)
     else:
         print(line, file=sys.stderr, flush=True)

@@ -19,7 +19,6 @@ from galaxy.managers.histories import HistoryManager
 from galaxy.managers.jobs import view_show_job
 from galaxy.model import Job
 from galaxy.schema.schema import JobState
-from galaxy.web_stack import on_drain_start
 from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
 from sqlalchemy import select
 
@@ -56,7 +55,12 @@ _sleeping_waits = threading.BoundedSemaphore(MAX_SLEEPING_WAITS)
 #: `make serve` launcher both run the drain callbacks). A sleeping wait would otherwise hold
 #: the drain open for up to max_wait_seconds and the restart would kill it mid-call.
 _draining = threading.Event()
-on_drain_start(_draining.set)
+try:
+    from galaxy.web_stack import on_drain_start
+except ImportError:  # Galaxy 26.1.0 and 26.1.1 have no drain hook: there a stop cuts a sleeping wait off
+    pass
+else:
+    on_drain_start(_draining.set)
 
 
 class DebuggingJobs:

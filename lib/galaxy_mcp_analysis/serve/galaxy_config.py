@@ -3,6 +3,10 @@
 One local job runner, in-process Celery on an in-memory broker (uploads and
 metadata in about a second instead of a Galaxy-importing subprocess each), and a
 toolbox of Galaxy's bundled text and collection-operation tools.
+
+``write_production`` writes the production shape instead (``make serve-production`` and
+test_production_deployment.py): a ``gravity:`` section (gunicorn with the patch set's
+worker class, job handler processes, a Celery worker and beat) and Celery on a broker.
 """
 
 from pathlib import Path
@@ -92,10 +96,63 @@ def galaxy_settings(
 
 def write(data_dir: Path, **settings) -> Path:
     """Write galaxy.yml and its companion files; returns the galaxy.yml path."""
+    return _write(data_dir, {"galaxy": galaxy_settings(data_dir, **settings)})
+
+
+def _write(data_dir: Path, config: dict) -> Path:
     for sub in ("objects", "tmp", "jobs", "dependencies"):
         (data_dir / sub).mkdir(exist_ok=True)
     (data_dir / "tool_conf.xml").write_text(toolbox_xml())
     (data_dir / "tool_data_table_conf.xml").write_text("<tables></tables>\n")
     config_file = data_dir / "galaxy.yml"
-    config_file.write_text(yaml.safe_dump({"galaxy": galaxy_settings(data_dir, **settings)}, sort_keys=False))
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     return config_file
+
+
+# ---- The production shape: gravity, separate job handlers, Celery on a broker, PostgreSQL ----
+
+#: The patch set's one line in a gravity-managed galaxy.yml (README, doc/admin-guide.md).
+WORKER_CLASS_ARGS = "--worker-class galaxy_mcp_analysis.worker.Worker"
+#: Gravity's name for the dynamic job handlers below; processes are <name>_0, <name>_1, ...
+HANDLER_SERVICE = "handler"
+
+
+def gravity_section(*, port: int, virtualenv: str, web_workers: int = 2, handlers: int = 2) -> dict:
+    """The ``gravity:`` section: gunicorn with the patch set's worker class, job handlers, Celery and beat.
+
+    The gunicorn ``extra_args`` line is the only line the patch set needs; handlers and
+    Celery run Galaxy's own code, untouched (doc/admin-guide.md, "Running at scale").
+    """
+    return {
+        "process_manager": "supervisor",
+        "virtualenv": virtualenv,
+        "gunicorn": {
+            "bind": f"127.0.0.1:{port}",
+            "workers": web_workers,
+            "preload": True,
+            "extra_args": WORKER_CLASS_ARGS,
+        },
+        "celery": {"concurrency": 2, "loglevel": "INFO", "enable_beat": True},
+        "handlers": {HANDLER_SERVICE: {"processes": handlers, "pools": ["job-handlers", "workflow-schedulers"]}},
+    }
+
+
+def production_settings(data_dir: Path, *, broker_url: str, database_url: str, **settings) -> dict:
+    """The ``galaxy:`` section of the production shape: make serve's settings, with Celery on
+    ``broker_url`` (a separate worker process consumes it) and jobs handed to the handler
+    processes by the database (``db-skip-locked``), never run in a web worker."""
+    galaxy = galaxy_settings(data_dir, database_url=database_url, **settings)
+    galaxy["celery_conf"] = {"broker_url": broker_url, "result_backend": broker_url}
+    galaxy["job_config"]["handling"] = {"assign": ["db-skip-locked"]}
+    return galaxy
+
+
+def write_production(
+    data_dir: Path, *, port: int, virtualenv: str, web_workers: int = 2, handlers: int = 2, **settings
+) -> Path:
+    """Write a gravity-managed galaxy.yml (``gravity:`` and ``galaxy:`` sections) and its companion files."""
+    config = {
+        "gravity": gravity_section(port=port, virtualenv=virtualenv, web_workers=web_workers, handlers=handlers),
+        "galaxy": production_settings(data_dir, **settings),
+    }
+    return _write(data_dir, config)

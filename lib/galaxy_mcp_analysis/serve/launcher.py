@@ -132,10 +132,19 @@ def ensure_demo_user(galaxy_url: str, data_dir: Path, stored: dict) -> str:
     return key
 
 
+def mcp_endpoint_path(mcp_path: str) -> str:
+    """The path Galaxy's MCP endpoint answers at. Galaxy 26.1.0 and 26.1.1 mount the MCP app at
+    ``mcp_path`` with its route at "/", so only ``<mcp_path>/`` answers (``<mcp_path>`` is a 404);
+    26.1.2 serves ``<mcp_path>`` itself (and the trailing-slash form too)."""
+    from galaxy.version import VERSION
+
+    return f"{mcp_path}/" if VERSION in ("26.1.0", "26.1.1") else mcp_path
+
+
 def announce(data_dir: Path, galaxy_url: str, api_key: str, admin_api_key: str, mcp_path: str) -> None:
     info = {
         "galaxy_url": galaxy_url,
-        "mcp_url": f"{galaxy_url}{mcp_path}",
+        "mcp_url": f"{galaxy_url}{mcp_endpoint_path(mcp_path)}",
         "api_key": api_key,
         "admin_api_key": admin_api_key,
     }
@@ -236,8 +245,11 @@ def draining_server(config):
     """uvicorn's Server that, like Galaxy's gunicorn worker, runs Galaxy's drain-start callbacks
     (``galaxy.web_stack.on_drain_start``) when a stop begins, so long calls such as a sleeping
     wait_for_jobs end with an error at once instead of holding the stop open."""
+    import galaxy.web_stack
     import uvicorn
-    from galaxy.web_stack import run_drain_start_callbacks
+
+    # Galaxy 26.1.0 and 26.1.1 have no drain callbacks: a stop then just drains.
+    run_drain_start_callbacks = getattr(galaxy.web_stack, "run_drain_start_callbacks", lambda: None)
 
     class _Server(uvicorn.Server):
         async def shutdown(self, sockets=None):

@@ -7,6 +7,8 @@
 - ``driver_mixin``: ``McpAnalysisIntegrationMixin`` for Galaxy's ``IntegrationTestCase``.
 - ``postgres``: a throw-away PostgreSQL cluster for the PostgreSQL pass.
 - ``memory``: ``PeakRss``, a server process's peak memory growth (tests and ``make bench``).
+- ``production``: Galaxy under gravity (gunicorn workers, job handlers, Celery and beat on a
+  throw-away Redis) for test_production_deployment.py and ``make serve-production``.
 - ``tools_reference``: doc/tools.md from a live ``tools/list`` (``make tools-doc``).
 
 The names below are the public surface tests import from ``galaxy_mcp_analysis.testing``.
