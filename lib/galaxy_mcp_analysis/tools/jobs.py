@@ -37,13 +37,11 @@ def get_job_errors(
     job_stdout (Galaxy's wrapper), job_messages (Galaxy's exit-code/regex verdicts), truncated,
     empty_outputs [{name, dataset_id, size, may_be_empty}], suspected_silent_failure, and
     command_line where Galaxy shows it to you (admins, or servers with expose_dataset_path).
-    A log longer than max_bytes keeps its first third and last two thirds around one line
-    "[... N bytes dropped from the middle of this log ...]". suspected_silent_failure: the job
-    is ok but an output it must produce is 0 bytes (e.g. `tool | tee` hid a crash, a bad
-    pattern); an empty result can also be genuine (nothing matched), so read tool_stderr.
+    A log longer than max_bytes keeps its head and tail around one "[... N bytes dropped ...]" line. suspected_silent_failure: the job
+    is ok but an output it must produce is 0 bytes; it can also be genuine (nothing matched),
+    so read tool_stderr.
 
-    Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255,
-    "tool_stderr": "No columns specified ...", "suspected_silent_failure": false, ...}
+    Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
 
     Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown
     id; [AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown).
@@ -78,12 +76,10 @@ def wait_for_jobs(
     waited_seconds, timeout_applied and capped (true when the server cap applied); server_busy
     when too many waits already sleep on this server (it then checked once: call again later).
 
-    Mapped runs: run_tool over a collection returns one job per element in `jobs`; pass them
-    all. Later, an element's dataset id (get_collection_details) works in dataset_ids.
+    Mapped runs: pass every id of run_tool's `jobs` (one per element).
 
-    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"], timeout_seconds=60) -> {"jobs":
-    [{"job_id": "1cd8e2f6b131e891", "state": "ok", "exit_code": 0, "suspected_silent_failure":
-    false, ...}], "all_terminal": true, "timed_out": false, ...}
+    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"], timeout_seconds=60) -> {"jobs": [{"state":
+    "ok", ...}], "all_terminal": true, "timed_out": false, ...}
 
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).

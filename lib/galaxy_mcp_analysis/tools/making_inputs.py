@@ -79,10 +79,8 @@ def create_collection(
     populated_state, and elements (identifier, element_type, id, state) for at most 50 elements
     (elements_truncated says when more exist; list them with get_collection_details).
 
-    Example (list:paired): create_collection(history_id="f2db41e1fa331b3e",
-    collection_type="list:paired", element_identifiers=[{"name": "s1", "src": "new_collection",
-    "collection_type": "paired", "element_identifiers": [{"name": "forward", "src": "hda", "id": "a1"},
-    {"name": "reverse", "src": "hda", "id": "b2"}]}])
+    Example: create_collection(history_id="f2db41e1fa331b3e", collection_type="list",
+    element_identifiers=[{"name": "s1", "src": "hda", "id": "a1"}, {"name": "s2", "src": "hda", "id": "b2"}])
 
     Errors: [VALIDATION_ERROR] shape problems, each with its path (element_identifiers[2]...) and fix;
     [NOT_FOUND] unknown ids; [AUTHORIZATION_ERROR] another user's history or private dataset.
@@ -114,11 +112,10 @@ STOCK_DESCRIPTIONS = {
                  inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
     A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you and listed in
     mapped_over [{input, collection_id}]. Never wrapped: data_collection inputs, multiple="true"
-    inputs (they take the whole collection in one job). Two mapped inputs are matched element by element.
+    inputs (they take the whole collection in one job).
 
-    Returns jobs (wait with wait_for_jobs(job_ids=...)), outputs, output_collections, mapped_over,
-    implicit_collections [{id, hid, name, collection_type, element_count, populated_state,
-    output_name}], inputs_checked (false: Galaxy cannot model the tool; sent unchecked).
+    Returns jobs, outputs, output_collections, mapped_over, implicit_collections [{id, name,
+    collection_type, element_count, output_name, ...}], inputs_checked (false: not modelled).
     Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools)
     or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).

@@ -149,8 +149,7 @@ def validate_page_content(ops, content: PageContent) -> dict[str, Any]:
 
     Returns {valid, errors: [{line, directive, argument, rule, message, suggestion}]}; an invalid
     document is a successful check (valid: false), not a tool error. suggestion is a corrected
-    line to copy. Syntax is judged exactly as Galaxy judges it; ids are checked against what you
-    can access (rule "unknown_reference").
+    line to copy; ids are checked against what you can access (rule "unknown_reference").
     {rules}
     Example: validate_page_content(content="```galaxy\\nhistory_dataset_as_table(history_dataset_id=ab12, title=My title)\\n```")
     -> errors[0]: rule "unquoted_value_with_spaces", suggestion '...title="My title")'.

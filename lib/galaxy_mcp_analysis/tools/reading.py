@@ -36,16 +36,15 @@ def peek_dataset_content(
     true; chunks never split a UTF-8 character and, with whole_lines, end at a newline
     (line_truncated marks a single line longer than max_bytes). gzip text (fastqsanger.gz,
     vcf_bgzip) is read decompressed and offsets count decompressed bytes (compressed: "gzip").
-    Datasets in state ok or error are readable.
 
     Example: peek_dataset_content(dataset_id="f2db41e1fa331b3e", max_bytes=4096) ->
     {"content": "chr1\t100\t200\n...", "next_offset": 4090, "eof": false, ...}
 
-    Errors: [NOT_READY] the dataset is still queued/running (wait with get_job_status);
+    Errors: [NOT_READY] still queued/running (wait_for_jobs(dataset_ids=[...]));
     [VALIDATION_ERROR] binary datatype (convert it, or allow_binary=true), a collection id
     instead of a dataset id, offset < 0 or max_bytes < 1; [NOT_FOUND] unknown or purged dataset;
     [AUTHORIZATION_ERROR] another user's private dataset.
-    Next: get_job_details(dataset_id) for the job that made an output; get_dataset_details for metadata.
+    Next: get_job_errors(dataset_id=...) for the job that made it; get_dataset_details.
     """
     return ops.peek_dataset_content(
         dataset_id, offset=offset, max_bytes=max_bytes, whole_lines=whole_lines, allow_binary=allow_binary

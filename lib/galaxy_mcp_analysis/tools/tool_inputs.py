@@ -26,9 +26,8 @@ def get_tool_input_schema(
     """Get the exact inputs a tool takes, as JSON Schema, with a ready-to-edit template.
 
     From Galaxy's typed parameter model. Returns tool_id, tool_version, name, modelled, schema
-    (selects as enum with labels, defaults, min/max, conditionals as oneOf branches keyed on their
-    test parameter, repeats as arrays, sections as objects, data inputs as {src, id} naming accepted
-    datatypes; unknown names refused at every level), template (every parameter at its default,
+    (selects as enum, defaults, min/max, conditionals as oneOf branches, repeats as arrays, data
+    inputs naming accepted datatypes; unknown names refused), template (every parameter at its default,
     datasets as placeholders), data_inputs [{path, flat_name, datatypes, multiple, collection_types,
     optional, map_over}]. modelled=false (with reason): run_tool cannot check this tool's inputs.
 
