@@ -244,7 +244,7 @@ def test_a_wait_past_the_server_cap_is_clamped_and_says_so(mcp, api_key, succeed
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({}, "[VALIDATION_ERROR] Name the jobs to wait for: job_ids, dataset_ids or history_id."),
+        ({}, "[VALIDATION_ERROR] Name the jobs to wait for: job_ids, dataset_ids, history_id or invocation_id."),
         ({"job_ids": []}, "[VALIDATION_ERROR] Name the jobs to wait for"),
         ({"job_ids": ["x"] * 501}, "[VALIDATION_ERROR] One wait tracks at most 500 jobs; 501 ids were given."),
         ({"timeout_seconds": -1}, "[VALIDATION_ERROR] timeout_seconds must be an integer >= 0, got -1"),
@@ -420,7 +420,7 @@ def test_tools_are_declared_read_only_with_the_debugging_path(mcp):
         assert tools[name].annotations.destructive_hint is False
     assert "run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content" in tools["get_job_errors"].description
     assert set(tools["wait_for_jobs"].input_schema["properties"]) == {
-        "api_key", "job_ids", "dataset_ids", "history_id", "timeout_seconds",
+        "api_key", "job_ids", "dataset_ids", "history_id", "invocation_id", "timeout_seconds",
     }
     assert "suspected_silent_failure" in tools["get_job_status"].description
     assert "wait_for_jobs" in tools["get_job_status"].description
