@@ -106,6 +106,8 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     foreign["workflow_id"] = rest(gx, "/api/workflows", other_user_key, {"workflow": workflow})["id"]
     invocation = rest(gx, f"/api/workflows/{mine}/invocations", api_key, {
         "history_id": history, "inputs": {"0": {"src": "hda", "id": dataset["id"]}}, "inputs_by": "step_index"})
+    # The invocation schedules its job later: wait for it, or the first cases would see the history change.
+    mcp.call_ok("wait_for_jobs", invocation_id=invocation["id"], timeout_seconds=120, api_key=api_key)
     mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=api_key)
     return Ids(history, dataset["id"], job, collection["id"], page["id"], revision["id"],
                file_server("hostile.txt", b"served\n"), foreign, tool_run["jobs"][0]["id"], spare["id"],
