@@ -636,6 +636,9 @@ def refused_collections(settled) -> dict[str, tuple[str, list, str]]:
         "malformed id after 500 elements": ("list", elements(ids) + [{"name": "last", "src": "hda",
                                                                       "id": "0123456789abcdef"}], "VALIDATION_ERROR"),
         "second pair incomplete": ("list:paired", wrong_pair, "VALIDATION_ERROR"),
+        # Galaxy stores '../x' as './../x'; every REST listing of the history then fails (HTTP 500).
+        "element tag Galaxy cannot read back": ("list", [{**elements(ids[:2])[0], "tags": ["qc", "../x"]}],
+                                                "VALIDATION_ERROR"),
     }
 
 
@@ -662,7 +665,7 @@ def test_refused_tool_runs_change_nothing(galaxy, mcp, api_key, settled):
         ("cat1", {"input1": {"src": "hda", "id": "not-an-id"}}, "VALIDATION_ERROR"),
         ("Remove beginning1", {"input": {"src": "hda", "id": dataset}, "num_lines": "ten"}, None),
         ("sort1", {"input": {"src": "hda", "id": dataset}, "column": "c1", "order": "sideways"}, None),
-        ("no_such_tool", {"input1": {"src": "hda", "id": dataset}}, None),  # Galaxy's "Tool not found": VALIDATION
+        ("no_such_tool", {"input1": {"src": "hda", "id": dataset}}, "NOT_FOUND"),
     ]
     for tool_id, inputs, code in refusals:
         error = mcp.call_error("run_tool", history_id=mine, tool_id=tool_id, inputs=inputs, api_key=api_key)

@@ -146,6 +146,25 @@ def test_tags_are_allowed_on_elements():
     assert check_element_identifiers("list", [{**hda("a"), "tags": ["name:a"]}])
 
 
+def test_element_tags_are_judged_by_the_adapters_rule_at_every_level():
+    def is_tag(tag):
+        return not tag.startswith(".")
+
+    inner = nested("g1", "list", [{**hda("x"), "tags": ["../x", "qc"]}])
+    with pytest.raises(InvalidElements) as raised:
+        check_element_identifiers("list:list", [{**inner, "tags": [".hidden"]}, nested("g2", "list", [hda("y")])], is_tag)
+    message = str(raised.value)
+    assert "element_identifiers[0]: tag(s) ['.hidden'] are not in Galaxy's tag form" in message
+    assert "element_identifiers[0].element_identifiers[0]: tag(s) ['../x']" in message
+    assert "['../x', 'qc']" not in message and "name:sample1" in message
+    assert check_element_identifiers("list", [{**hda("a"), "tags": ["qc"]}], is_tag)
+
+
+@pytest.mark.parametrize("tags", ["qc", [1], None, ["ok", {"x": 1}]])
+def test_element_tags_must_be_a_list_of_strings(tags):
+    assert "'tags' must be a list of strings" in problems_of("list", [{**hda("a"), "tags": tags}])
+
+
 # ---- each rule, with the path and the fix in the message ----
 
 

@@ -13,11 +13,15 @@ is an ``hdca`` of the right type) is returned as a flat list of references for
 the adapter to check, also before anything is created.
 """
 
-from collections.abc import Sequence
+from collections.abc import (
+    Callable,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any
 
 from galaxy_mcp_analysis.core.errors import InvalidInput
+from galaxy_mcp_analysis.core.managing import TAG_FORM
 
 #: Collection ranks create_collection builds; ``record`` and ``sample_sheet`` need
 #: field and column definitions that only Galaxy's REST API takes.
@@ -87,10 +91,15 @@ def collection_ranks(collection_type: Any) -> list[str]:
     return ranks
 
 
-def check_element_identifiers(collection_type: Any, element_identifiers: Any) -> list[ElementReference]:
-    """Every existing item the request names, once the whole request is known to fit ``collection_type``."""
+def check_element_identifiers(
+    collection_type: Any, element_identifiers: Any, is_tag: Callable[[str], bool] = bool
+) -> list[ElementReference]:
+    """Every existing item the request names, once the whole request is known to fit ``collection_type``.
+
+    ``is_tag`` judges each element tag; the adapter passes Galaxy's own tag form (Galaxy stores some tags
+    its API cannot read back, which breaks every listing of the history)."""
     ranks = collection_ranks(collection_type)
-    check = _Check()
+    check = _Check(is_tag)
     check.level(ranks, element_identifiers, "element_identifiers")
     if check.problems:
         raise InvalidElements(_problem_report(check.problems, collection_type))
@@ -98,7 +107,8 @@ def check_element_identifiers(collection_type: Any, element_identifiers: Any) ->
 
 
 class _Check:
-    def __init__(self):
+    def __init__(self, is_tag: Callable[[str], bool]):
+        self.is_tag = is_tag
         self.problems: list[str] = []
         self.references: list[ElementReference] = []
 
@@ -154,6 +164,8 @@ class _Check:
     def element(self, inner_ranks: list[str], element: dict, path: str) -> None:
         if unknown := sorted(set(element) - ELEMENT_KEYS):
             self.problem(path, f"unknown key(s) {_quoted(unknown)}; allowed: {_quoted(sorted(ELEMENT_KEYS))}.")
+        if "tags" in element:
+            self.tags(element["tags"], path)
         src = element.get("src")
         allowed = COLLECTION_SOURCES if inner_ranks else DATASET_SOURCES
         if src not in allowed:
@@ -171,6 +183,15 @@ class _Check:
             return
         expected = ":".join(inner_ranks) if src == "hdca" else None
         self.references.append(ElementReference(path, src, element_id, expected))
+
+    def tags(self, tags: Any, path: str) -> None:
+        if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+            self.problem(path, f"'tags' must be a list of strings such as [\"name:sample1\"], got {tags!r:.60}.")
+        elif refused := [tag for tag in tags if not self.is_tag(tag)]:
+            self.problem(
+                path,
+                f"tag(s) {_quoted([tag[:40] for tag in refused[:5]])} are not in Galaxy's tag form: use {TAG_FORM}.",
+            )
 
     def new_collection(self, inner_ranks: list[str], element: dict, path: str) -> None:
         expected = ":".join(inner_ranks)

@@ -51,6 +51,8 @@ MAX_HISTORY_ITEMS = 500
 #: Galaxy's columns for a tag (galaxy.model.Tag.name and ItemTagAssociation.user_value) hold 255 characters.
 MAX_TAG_LENGTH = 255
 MAX_TAGS = 100
+#: Galaxy's tag form in words (its API schema's TagItem decides; operations.galaxy_tags applies it).
+TAG_FORM = "tags such as 'qc', 'name:sample1' or 'group:a.b' (no leading '.', no spaces, no ':' first)"
 #: Genome builds are short names ('hg38', 'mm10'); Galaxy keeps a dataset's in its metadata, where a
 #: megabyte-long one would ride along with every read of the dataset.
 MAX_DBKEY_LENGTH = 255

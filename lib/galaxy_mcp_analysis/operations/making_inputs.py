@@ -49,6 +49,7 @@ from galaxy_mcp_analysis.core.errors import (
     ErrorCode,
 )
 from galaxy_mcp_analysis.core.storable import check_storable
+from galaxy_mcp_analysis.operations.galaxy_tags import is_galaxy_tag
 
 #: file_type values Galaxy's fetch accepts without a registered datatype of that name.
 DETECTED_FILE_TYPES = ("auto",)
@@ -187,7 +188,7 @@ class MakingInputs:
         copy_elements: bool = True,
     ) -> dict[str, Any]:
         """A new history collection, created only once the whole request is known to succeed."""
-        references = check_element_identifiers(collection_type, element_identifiers)
+        references = check_element_identifiers(collection_type, element_identifiers, is_galaxy_tag)
         check_storable(name=name)
         self._writable_history(history_id)
         self._check_element_references(references, hide_source_items, "Elements of the new collection")
@@ -313,11 +314,10 @@ class MakingInputs:
 
     def run_tool(self, history_id: str, tool_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
         """Galaxy's run_tool, its inputs checked first (operations.tool_inputs), bare collections mapped over."""
-        _require_tool_id(tool_id)
-        tool = self._get_toolbox_tool(tool_id)
+        # Galaxy's own refusal of an unknown tool is a bare "Tool not found." coded as invalid input;
+        # _tool_for answers [NOT_FOUND] with how to find the id (and refuses tools the user may not run).
+        tool = self._tool_for(tool_id)
         self._check_input_references(inputs)
-        if tool is None:
-            return super().run_tool(history_id, tool_id, inputs)  # Galaxy names the unknown tool
         self._writable_history(history_id)
         checked = self.preflight(tool, inputs, raise_problems=True)
         result = super().run_tool(history_id, tool_id, checked.flat)

@@ -25,7 +25,6 @@ from galaxy.model import (
 )
 from galaxy.schema.schema import (
     DeleteHistoryContentPayload,
-    TagItem,
     HistoryContentBulkOperationPayload,
     HistoryContentItem,
     HistoryContentItemOperation,
@@ -38,10 +37,6 @@ from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
 from galaxy.schema import (
     SerializationParams,
     ValueFilterQueryParams,
-)
-from pydantic import (
-    TypeAdapter,
-    ValidationError,
 )
 from sqlalchemy import (
     func,
@@ -60,6 +55,10 @@ from galaxy_mcp_analysis.core.managing import (
     HistoryItemRef,
     merge_changes,
 )
+from galaxy_mcp_analysis.operations.galaxy_tags import (
+    is_galaxy_tag,
+    TAG_FORM_HINT,
+)
 
 #: Jobs one list_jobs page holds at most (Galaxy's own default page of job listings).
 MAX_LISTED_JOBS = 500
@@ -68,7 +67,6 @@ MAX_OFFSET = 2**31 - 1
 JOB_STATES = tuple(state.value for state in JobState)
 #: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs).
 FAILED_JOB_STATES = ("error", "failed")
-_TAG_ITEM = TypeAdapter(TagItem)
 #: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
 REMAP_KEY = "rerun_remap_job_id"
 #: Which problem code a refused delete/restore reports when several kinds occur (the first wins).
@@ -372,21 +370,12 @@ class ManagingRuns:
 
     @staticmethod
     def _check_tags(tags: list[str]) -> None:
-        """Tags in the form Galaxy's API schema (TagItem) reads back. Galaxy's tag handler stores some it does
-        not: '../x' became './../x', and every listing of the history then failed (HTTP 500), found by the
-        hostile-input test."""
-        bad = []
-        for tag in tags:
-            try:
-                _TAG_ITEM.validate_python(tag)
-            except ValidationError:
-                bad.append(tag)
-        if bad:
+        if bad := [tag for tag in tags if not is_galaxy_tag(tag)]:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
                 f"{len(bad)} tag(s) are not in Galaxy's tag form: {', '.join(repr(tag[:40]) for tag in bad[:5])}. "
                 "Nothing was changed.",
-                "Use tags such as 'qc', 'name:sample1' or 'group:a.b' (no leading '.', no spaces, no ':' first).",
+                TAG_FORM_HINT,
             )
 
     def _owned_dataset(self, dataset_id: str) -> HistoryDatasetAssociation:
