@@ -175,6 +175,30 @@ def test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run(galaxy, mcp, 
     assert (history_snapshot(galaxy, api_key, history_id), jobs_of(galaxy, api_key, history_id)) == before
 
 
+def test_a_column_the_dataset_lacks_is_refused_by_the_check_as_by_the_run(galaxy, mcp, api_key, inputs):
+    """The typed model judges a column number by the tool alone (any integer); Galaxy judges it against the
+    dataset's columns when it populates the request. The dry run asks Galaxy too, so check and run agree."""
+    history_id, table = inputs["history_id"], inputs["table"]  # TABLE has 2 columns
+    tables = mcp.call_ok("create_collection", history_id=history_id, collection_type="list", api_key=api_key,
+                         element_identifiers=[{"name": n, "src": "hda", "id": table} for n in ("t1", "t2")], name="tables")
+    before = history_snapshot(galaxy, api_key, history_id), jobs_of(galaxy, api_key, history_id)
+    for column in ("3", 9):
+        check = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id="sort1", api_key=api_key,
+                            inputs={"input": ref(table), "column": column})
+        assert (check["valid"], check["resolved_inputs"], check["jobs_expected"]) == (False, None, 0), check
+        (problem,) = check["errors"]
+        assert (problem["path"], problem["rule"]) == ("inputs.column", "invalid_value"), problem
+        assert f"({str(column)!r})" in problem["message"] and "valid options" in problem["message"], problem
+        error = mcp.call_error("run_tool", history_id=history_id, tool_id="sort1", api_key=api_key,
+                               inputs={"input": ref(table), "column": column})
+        assert error.startswith("[VALIDATION_ERROR]") and "'column'" in error, error
+    for column, valid in ((2, True), (5, False)):  # mapped over a collection: one refusal, not one per job
+        mapped = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id="sort1", api_key=api_key,
+                             inputs={"input": ref(tables["collection_id"], "hdca"), "column": column})
+        assert mapped["valid"] is valid and len(mapped["errors"]) == (0 if valid else 1), mapped
+    assert (history_snapshot(galaxy, api_key, history_id), jobs_of(galaxy, api_key, history_id)) == before
+
+
 def test_another_users_items_are_refused_by_the_check(mcp, api_key, other_user_key, inputs):
     error = mcp.call_error("check_tool_inputs", history_id=inputs["history_id"], tool_id="sort1",
                            inputs={"input": ref(inputs["table"])}, api_key=other_user_key)

@@ -44,8 +44,10 @@ SYNTHETIC = {
 #: A test file's datatype from its suffix when the test declares none (Galaxy's test runner sniffs those;
 #: the synthetic text files are tabular, which every txt input accepts too).
 SUFFIXES = {"fa": "fasta", "tab": "tabular", "tsv": "tabular", "txt": "tabular"}
-#: Runs Galaxy refuses while executing the tool because of the datasets' content, which the synthetic
-#: data cannot reproduce and a parameter check cannot know. Any other refusal at run time is a disagreement.
+#: Runs Galaxy refuses because of the datasets' content, which the synthetic data cannot reproduce: either
+#: when it populates the request (check_tool_inputs asks Galaxy too, so the dry run refuses them as
+#: `invalid_value` and run_tool must refuse them as well) or while executing the tool. Any other refusal
+#: is a disagreement.
 CONTENT_DEPENDENT = {
     "__APPLY_RULES__ 1.1.0 defaults": "empty rules: Galaxy needs column definitions to apply them",
     "__MERGE_COLLECTION__ 1.0.0 advanced.conflict.duplicate_options=fail": "'fail' fails on the duplicate "
@@ -353,7 +355,8 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
     counts = dict.fromkeys(
         ("tools", "tool_versions", "modelled", "test_cases", "test_cases_galaxy_refuses", "test_cases_not_buildable",
          "test_cases_checked", "test_cases_run", "generated", "generated_jobs", "values_compared", "mutations",
-         "mutations_refused", "tool_versions_without_buildable_inputs", "runs_refused_on_content"), 0)
+         "mutations_refused", "tool_versions_without_buildable_inputs", "runs_refused_on_content",
+         "checks_refused_on_content"), 0)
     failures: list[str] = []
     checks: list[tuple] = []  # (kind, label, tool_id, version, sent, expected, is_default)
     sources = served_tool_sources()
@@ -432,6 +435,14 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
                         return kind, "wrong", [f"{label}: run_tool answered {error[:300]}"], 0
                 return kind, "refused", [], 0
             if not check["valid"]:
+                if label in CONTENT_DEPENDENT and {error["rule"] for error in check["errors"]} == {"invalid_value"}:
+                    # The dry run asked Galaxy, which judged a value against the data: run_tool must refuse it too.
+                    if is_default:
+                        error = client.call_error("run_tool", history_id=history_id, tool_id=tool_id, inputs=sent,
+                                                  api_key=api_key)
+                        if not error.startswith("[VALIDATION_ERROR]"):
+                            return kind, "wrong", [f"{label}: checked invalid, run_tool answered {error[:300]}"], 0
+                    return kind, "content checked", [], 0
                 return kind, "wrong", [f"{label}: refused: {check['errors']}"], 0
             if not is_default:  # run_tool runs a tool's default version only
                 return kind, "checked", [], 0
@@ -461,7 +472,8 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
         for kind, outcome, problems, jobs in pool.map(one, checks):
             created_jobs += jobs
             failures += problems
-            counts["runs_refused_on_content"] += outcome == "content"
+            counts["runs_refused_on_content"] += outcome in ("content", "content checked")
+            counts["checks_refused_on_content"] += outcome == "content checked"
             if kind == "test":
                 counts["test_cases_checked"] += 1
                 counts["test_cases_run"] += outcome == "run" and not problems

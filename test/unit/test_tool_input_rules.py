@@ -195,3 +195,19 @@ def test_data_values_follow_only_the_selected_branches(parameters):
         ("inputs.queries[0].input2.values[0]", "hdca"),
     ]
     assert [path for path, _, _ in rules.batch_values(state, parameters)] == ["inputs.queries[0].input2"]
+
+
+def test_galaxys_population_errors_become_problems_at_their_paths():
+    errors = {
+        "column": "Parameter 'column': an invalid option ('9') was selected (valid options: 2,3,1)",
+        "cond": {"inner": "bad inner"},
+        "queries": [{}, {"input2": "bad second"}],
+        "ignored": "",
+    }
+    problems = rules.population_problems(errors)
+    assert [(problem.path, problem.rule, problem.message) for problem in problems] == [
+        ("inputs.column", "invalid_value", errors["column"]),
+        ("inputs.cond.inner", "invalid_value", "bad inner"),
+        ("inputs.queries[1].input2", "invalid_value", "bad second"),
+    ]
+    assert "get_dataset_details" in problems[0].suggestion

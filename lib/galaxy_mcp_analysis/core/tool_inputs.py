@@ -676,3 +676,34 @@ def collection_type_problem(path: str, parameter, actual: str, accepted: Sequenc
         "(Galaxy then maps over them).",
         tuple(accepted),
     )
+
+
+# ---- What only Galaxy's run-time population sees -----------------------------------------------
+
+
+def population_problems(errors: Mapping[str, Any], path: str = "inputs") -> list[InputProblem]:
+    """Galaxy's refusals when it populates a request against the data (its nested ``{name: message}``
+    errors, a dict per section or conditional, a list of dicts per repeat) as problems with our paths.
+
+    The typed model judges values by the tool alone; some rules depend on the data: a column number
+    beyond the dataset's columns, options computed from a dataset's metadata or content."""
+    problems: list[InputProblem] = []
+    for name, error in errors.items():
+        here = join_path(path, name)
+        if isinstance(error, Mapping):
+            problems += population_problems(error, here)
+        elif isinstance(error, list):
+            for index, item in enumerate(error):
+                if isinstance(item, Mapping):
+                    problems += population_problems(item, join_path(here, index))
+        elif error:
+            problems.append(
+                InputProblem(
+                    here,
+                    INVALID_VALUE,
+                    str(error),
+                    "Galaxy judged this value against the data it names (e.g. its columns or metadata): use one of "
+                    "the values it lists, or get_dataset_details to see the dataset's columns.",
+                )
+            )
+    return problems

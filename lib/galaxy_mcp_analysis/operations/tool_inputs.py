@@ -32,6 +32,7 @@ from galaxy.tool_util.parameters import (
     ToolParameterBundleModel,
 )
 from galaxy.tool_util_models.parameters import create_field_model
+from galaxy.work.context import proxy_work_context_for_history
 from pydantic import ValidationError
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
@@ -414,9 +415,12 @@ class ToolInputs:
         self, history_id: str, tool_id: str, inputs: dict, tool_version: str | None = None
     ) -> dict[str, Any]:
         tool = self._tool_for(tool_id, tool_version)
-        self._writable_history(history_id)
+        history = self._writable_history(history_id)
         self._check_input_references(inputs)
         checked = self.preflight(tool, inputs, raise_problems=False)
+        if not checked.problems:
+            # run_tool's answer too: Galaxy refuses these when it populates the request against the data.
+            checked.problems += self._population_problems(tool, history, checked.flat)
         answer: dict[str, Any] = {
             "tool_id": tool.id,
             "tool_version": tool.version,
@@ -438,6 +442,21 @@ class ToolInputs:
             "map_over": checked.map_over,
             "mapped_over": checked.mapped_over,
         }
+
+
+    def _population_problems(self, tool, history, flat: dict[str, Any]) -> list[InputProblem]:
+        """What Galaxy's own population of the request (the step of its run_tool before any job is made)
+        refuses, for the dry run to agree with the run: rules that depend on the data, not the tool."""
+        context = proxy_work_context_for_history(self.trans, history=history)
+        try:
+            _, all_errors, _, _ = tool.expand_incoming(context, copy.deepcopy(flat), "legacy")
+        except exceptions.MessageException as error:
+            return [InputProblem("inputs", INVALID_VALUE, error.err_msg, "Fix the inputs Galaxy names and check again.")]
+        problems: dict[tuple[str, str], InputProblem] = {}  # a mapped-over request repeats one refusal per job
+        for errors in all_errors:
+            for problem in rules.population_problems(errors):
+                problems.setdefault((problem.path, problem.message), problem)
+        return list(problems.values())
 
 
 # ---- Renderings of Galaxy's model (pure functions of it) ---------------------------------------------
