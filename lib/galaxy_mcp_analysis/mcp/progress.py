@@ -30,6 +30,8 @@ ProgressReporter = Callable[[float, float | None, str | None], None]
 
 def carries_progress_token(body: bytes) -> bool:
     """Whether a POST body is one JSON-RPC request with ``params._meta.progressToken``."""
+    if b"progressToken" not in body:  # most requests: a scan, not a second parse of the body
+        return False
     try:
         message = json.loads(body)
     except (ValueError, RecursionError):
