@@ -29,6 +29,7 @@ import bench_concurrency  # noqa: E402
 import bench_context  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_payloads  # noqa: E402
+import bench_progress  # noqa: E402
 import bench_profile  # noqa: E402
 import bench_reading  # noqa: E402
 import bench_tool_inputs  # noqa: E402
@@ -46,7 +47,7 @@ from galaxy_mcp_analysis.testing import (  # noqa: E402
 )
 
 SECTIONS = ["context", "reading", "bytes", "overhead", "profile", "payloads", "concurrency", "upload", "collections",
-            "tool_inputs", "workflows"]
+            "tool_inputs", "workflows", "progress"]
 REPO = Path(__file__).resolve().parents[1]
 #: The bench's Galaxies run make serve's launcher with timers the profile section switches on.
 SERVER = [str(Path(__file__).resolve().parent / "profiled_server.py")]
@@ -85,6 +86,8 @@ def parse_args(argv):
     parser.add_argument("--workflow-reps", type=int, default=20, help="workflows: repetitions per figure (20)")
     parser.add_argument("--workflow-jobs", type=int_list, default=[10, 100],
                         help="workflows: jobs in the histories extracted (10,100)")
+    parser.add_argument("--progress-reps", type=int, default=20,
+                        help="progress: waits per side on finished jobs (20; a quarter of that on a new job)")
     parser.add_argument("--no-stock", action="store_true", help="skip starting a stock Galaxy for comparison")
     parser.add_argument("--no-galaxy-mcp", action="store_true", help="skip the standalone galaxy-mcp server")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".galaxy-bench",
@@ -184,6 +187,9 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
         if "workflows" in only:
             section("workflows", "workflows", results, bench_workflows.run, galaxy, mcp, args.workflow_reps,
                     args.workflow_jobs)
+        if "progress" in only:
+            section("progress", "wait_for_jobs with and without an MCP progress token", results, bench_progress.run,
+                    galaxy, mcp, args.progress_reps)
 
 
 def profile_on(args, galaxy, mcp, workdir) -> dict:
@@ -292,6 +298,10 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
     if "invoke_mcp_over_rest" in workflows:
         rows.append(("invoke_workflow MCP (preflight) / REST invocation, p50", workflows["invoke_mcp_over_rest"],
                      "<= 1.1"))
+    for case, figures in (results.get("progress") or {}).items():
+        if isinstance(figures, dict):
+            rows.append((f"wait_for_jobs ({case}) with / without a progress token, p50", figures["sse_over_json_p50"],
+                         "(report)"))
     overhead = results.get("overhead") or {}
     if overhead:
         rows.append(("get_dataset_details MCP / REST, p50", overhead["p50_ratio"], "<= 1.05"))

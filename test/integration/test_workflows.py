@@ -166,6 +166,7 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
             "samples": {"type": "collection", "collection_type": "list"},
             "table": {"type": "data", "format": "tabular"},
             "count": {"type": "int", "optional": True},
+            "limit": {"type": "int", "default": 5},
         },
         "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}},
     })
@@ -186,7 +187,10 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
     )
     assert mapped["valid"], mapped
     assert mapped["mapped_over"] == [{"input": "table", "collection_type": "list", "over": "dataset"}]
-    assert mapped["steps"] == [{"step_index": 3, "label": "cat", "tool_id": "cat1", "jobs_expected": 2}]
+    assert mapped["steps"] == [{"step_index": 4, "label": "cat", "tool_id": "cat1", "jobs_expected": 2}]
+    # What Galaxy runs with for the inputs left out: the default, or nothing for an optional one.
+    assert (mapped["resolved_inputs"]["limit"], mapped["resolved_inputs"]["count"]) == (5, None), mapped
+    assert mapped["defaulted_inputs"] == ["count", "limit"]
     given_dataset = mcp.call_ok(
         "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
         inputs={"samples": {"src": "hda", "id": table}, "table": {"src": "hda", "id": table}},
@@ -226,6 +230,106 @@ def test_rerun_with_replaced_outputs_lets_the_paused_step_finish(galaxy, mcp, ap
     progress = finished_invocation(mcp, api_key, invoked["id"])["progress"]
     sort_step = next(step for step in progress["steps"] if step["label"] == "sort")
     assert sort_step["state"] == "ok", progress
+
+
+#: The sort workflow as a subworkflow step, then a tool step on its output.
+NESTED = {
+    "class": "GalaxyWorkflow",
+    "label": "sort inside, then cut",
+    "inputs": {"table": {"type": "data", "format": "tabular"}},
+    "steps": {
+        "inner": {
+            "run": {
+                "class": "GalaxyWorkflow",
+                "inputs": {"rows": {"type": "data", "format": "tabular"}},
+                "outputs": {"sorted": {"outputSource": "sort/out_file1"}},
+                "steps": {"sort": {"tool_id": "sort1", "in": {"input": "rows"},
+                                   "state": {"column": "2", "style": "num", "order": "ASC", "header_lines": 0}}},
+            },
+            "in": {"rows": "table"},
+        },
+        "cut": {"tool_id": "Cut1", "in": {"input": "inner/sorted"}, "state": {"columnList": "c3", "delimiter": "T"}},
+    },
+}
+
+
+def test_a_subworkflow_step_is_checked_waited_for_and_followed(galaxy, mcp, api_key, wf_history, table):
+    workflow = upload_workflow(galaxy, api_key, NESTED)
+    inputs = {"table": {"src": "hda", "id": table}}
+    checked = mcp.call_ok("check_workflow_inputs", workflow_id=workflow, history_id=wf_history, inputs=inputs,
+                          api_key=api_key)
+    assert checked["valid"], checked
+    expected = {step["label"]: step for step in checked["steps"]}
+    assert expected["inner"]["subworkflow"] and expected["inner"]["jobs_expected"] == 1, checked["steps"]
+    assert expected["cut"]["jobs_expected"] == 1
+    refused = mcp.call_ok("check_workflow_inputs", workflow_id=workflow, history_id=wf_history, inputs=inputs,
+                          parameters={"inner": {"column": "1"}}, api_key=api_key)
+    [problem] = refused["errors"]
+    assert problem["path"] == "parameters.inner" and "subworkflow step" in problem["message"], problem
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=wf_history, inputs=inputs,
+                          api_key=api_key)
+    waited = mcp.call_ok("wait_for_jobs", invocation_id=invoked["id"], timeout_seconds=120, api_key=api_key)
+    # The subworkflow's sort job is waited for too, not only the top level's cut.
+    assert waited["all_terminal"] and waited["invocation_scheduled"] and len(waited["jobs"]) == 2, waited
+    progress = mcp.call_ok("get_invocation_details", invocation_id=invoked["id"], api_key=api_key)["progress"]
+    assert progress["terminal"] and progress["state"] == "ok" and progress["jobs"] == {"ok": 2}, progress
+    inner = next(step for step in progress["steps"] if step["label"] == "inner")
+    assert (inner["type"], inner["state"], inner["jobs"]) == ("subworkflow", "ok", {"ok": 1}), inner
+    assert inner["subworkflow_invocation_id"] and len(inner["job_ids"]) == 1, inner
+    cut = next(step for step in progress["steps"] if step["label"] == "cut")
+    assert content(galaxy, api_key, cut["outputs"]["out_file1"]["id"]) == b"a\nb\nc\n"
+
+
+def post_tool_call(galaxy, api_key, arguments: dict, progress_token: str | None = None):
+    """A raw POST of one tools/call of wait_for_jobs (no SDK), with or without a progress token."""
+    import httpx
+
+    params = {"name": "wait_for_jobs", "arguments": arguments}
+    if progress_token is not None:
+        params["_meta"] = {"progressToken": progress_token}
+    return httpx.post(
+        galaxy.mcp_url,
+        json={"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params},
+        headers={
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+            "x-api-key": api_key,
+        },
+        timeout=120,
+    )
+
+
+def test_a_wait_reports_progress_only_when_the_request_asks(galaxy, mcp, api_key, wf_history, held_files):
+    """MCP progress: a request with a progressToken gets SSE with notifications/progress; one
+    without keeps the plain JSON body (patch mcp-json-responses, chosen per request)."""
+    import threading
+
+    from conftest import held_upload
+
+    upload_job, uploaded, release = held_upload(galaxy, mcp, api_key, wf_history, held_files, "progress.tsv")
+    ran = mcp.call_ok("run_tool", history_id=wf_history, tool_id="cat1",
+                      inputs={"input1": {"src": "hda", "id": uploaded}}, api_key=api_key)
+    job_ids = [upload_job, ran["jobs"][0]["id"]]
+    threading.Timer(2.0, release.set).start()  # both still running when the wait starts
+    result, reported = mcp.call_with_progress("wait_for_jobs", {"job_ids": job_ids, "timeout_seconds": 110,
+                                                                 "api_key": api_key})
+    assert not result.is_error and result.structured_content["all_terminal"], result
+    progress = [done for done, _, _ in reported]
+    assert len(reported) >= 2 and progress == sorted(set(progress)), reported  # strictly increasing
+    assert reported[0][:2] == (0, 2) and reported[-1][:2] == (2, 2), reported
+    assert reported[-1][2] == "2/2 jobs finished: 2 ok", reported
+
+    plain = post_tool_call(galaxy, api_key, {"job_ids": job_ids, "timeout_seconds": 5})
+    assert plain.headers["content-type"] == "application/json", plain.headers
+    assert plain.json()["result"]["structuredContent"]["all_terminal"] is True
+    streamed = post_tool_call(galaxy, api_key, {"job_ids": job_ids, "timeout_seconds": 5}, progress_token="t-1")
+    assert streamed.headers["content-type"].startswith("text/event-stream"), streamed.headers
+    messages = [json.loads(line[len("data:"):]) for line in streamed.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    assert [m.get("method") for m in messages] == ["notifications/progress", None], messages
+    assert messages[0]["params"] == {"progressToken": "t-1", "progress": 2, "total": 2,
+                                     "message": "2/2 jobs finished: 2 ok"}, messages
+    assert messages[1]["id"] == 7 and messages[1]["result"]["structuredContent"]["all_terminal"] is True
+
 
 
 # ---- writing workflows ----

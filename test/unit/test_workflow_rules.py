@@ -108,3 +108,17 @@ def test_progress_is_not_terminal_while_scheduling_or_running_and_flags_silent_f
     progress = summarize_progress("scheduled", silent)
     assert progress["terminal"] and progress["state"] == "ok" and progress["suspected_silent_failure"]
     assert progress["silently_failed_steps"][0]["job_ids"] == ["j"]
+
+
+def test_a_subworkflow_step_counts_its_own_invocations_jobs_and_holds_terminal_while_it_schedules():
+    inner = WorkflowStepRef(1, "inner", "subworkflow", None)
+    running = [StepProgress(inner, "scheduled", [StepJob("j", "ok")], {}, "sub1", subworkflow_scheduling=True)]
+    progress = summarize_progress("scheduled", running)
+    assert not progress["terminal"] and progress["steps"][0]["subworkflow_invocation_id"] == "sub1"
+    failed = [StepProgress(inner, "scheduled", [StepJob("j", "ok"), StepJob("k", "error")], {}, "sub1")]
+    progress = summarize_progress("scheduled", failed)
+    assert progress["terminal"] and progress["state"] == "failed"
+    assert progress["failed_steps"] == [{"step_index": 1, "label": "inner", "tool_id": None, "job_ids": ["k"]}]
+    assert progress["steps"][0]["state"] == "error"
+    unscheduled = [StepProgress(inner, None, [], {}, "sub1", subworkflow_scheduling=True)]
+    assert summarize_progress("scheduled", unscheduled)["steps"][0]["state"] == "scheduling"

@@ -146,6 +146,23 @@ def check_json_responses() -> str | None:
     parameter = inspect.signature(FastMCP.http_app).parameters.get("json_response")
     if parameter is None or parameter.default is not None:
         return "FastMCP.http_app no longer falls back to fastmcp.settings.json_response"
+    # The per-request choice (mcp.progress): FastMCP builds its session manager by this module-level
+    # name; the SDK's manager routes every request through self._handle_request, reads
+    # self.json_response there, and its transports read the Accept header the same way.
+    from fastmcp.server import http as fastmcp_http
+    from mcp.server import streamable_http
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    manager = getattr(fastmcp_http, "FastMCPStreamableHTTPSessionManager", None)
+    if not (isinstance(manager, type) and issubclass(manager, StreamableHTTPSessionManager)):
+        return "fastmcp.server.http.FastMCPStreamableHTTPSessionManager is gone"
+    if "FastMCPStreamableHTTPSessionManager" not in _nested_code_names(fastmcp_http.create_streamable_http_app.__code__):
+        return "create_streamable_http_app no longer builds its session manager through the module-level name"
+    for name in ("__init__", "_handle_request", "_handle_stateless_request"):
+        if "json_response" not in _nested_code_names(getattr(StreamableHTTPSessionManager, name).__code__):
+            return f"StreamableHTTPSessionManager.{name} no longer reads json_response"
+    if not callable(getattr(streamable_http, "check_accept_headers", None)):
+        return "mcp.server.streamable_http.check_accept_headers is gone"
     return None
 
 
@@ -155,8 +172,18 @@ def apply_json_responses(settings: Settings) -> None:
     # Galaxy calls mcp.http_app() without json_response, so the setting decides. Plain
     # JSON bodies have no per-event size limit (the mcp client refuses SSE events over
     # 1 MiB, and a 1 MiB read is larger than that once serialized); Galaxy's MCP server
-    # is stateless and sends no mid-call notifications, so nothing is lost.
+    # is stateless and sends notifications only when asked for progress (below).
     fastmcp.settings.json_response = True
+    # Except where the client asked for progress: a request carrying a progressToken gets the
+    # SDK's SSE stream (notifications, then the result); every other request stays JSON.
+    from fastmcp.server import http as fastmcp_http
+
+    from galaxy_mcp_analysis.mcp.progress import per_request_session_manager
+
+    if not getattr(fastmcp_http.FastMCPStreamableHTTPSessionManager, _WRAPPED_MARK, False):
+        manager = per_request_session_manager(fastmcp_http.FastMCPStreamableHTTPSessionManager)
+        setattr(manager, _WRAPPED_MARK, True)
+        fastmcp_http.FastMCPStreamableHTTPSessionManager = manager
 
 
 def check_page_validator() -> str | None:
@@ -366,7 +393,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         id="mcp-json-responses",
         target="fastmcp.settings.json_response",
-        summary="/api/mcp answers tool calls with plain JSON bodies instead of one-event SSE streams.",
+        summary="/api/mcp answers with plain JSON bodies instead of SSE, except requests carrying a progressToken.",
         check=check_json_responses,
         apply=apply_json_responses,
     ),

@@ -9,7 +9,11 @@ connection, no transaction and no stale objects.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import (
+    Callable,
+    Collection,
+    Iterable,
+)
 
 from galaxy_mcp_analysis.core.errors import InvalidInput
 
@@ -57,3 +61,26 @@ def poll_until(
         if clock() - started >= FAST_PHASE_SECONDS:
             interval = min(interval * 2, MAX_INTERVAL_SECONDS)
     return False
+
+
+def progress_of(states: Iterable[str], finished_states: Collection[str], *, scheduling: bool = False) -> tuple[int, int, str]:
+    """``(finished, total, message)`` of a wait on jobs in ``states``, for MCP progress notifications.
+
+    The message counts the finished jobs by state, then the others, e.g.
+    ``"4/6 jobs finished: 3 ok, 1 error; 2 running"``; ``scheduling`` adds that more jobs may come.
+    """
+    states = list(states)
+    done: dict[str, int] = {}
+    waiting: dict[str, int] = {}
+    for state in states:
+        counts = done if state in finished_states else waiting
+        counts[state] = counts.get(state, 0) + 1
+    finished = sum(done.values())
+    message = f"{finished}/{len(states)} jobs finished"
+    if done:
+        message += ": " + ", ".join(f"{count} {state}" for state, count in sorted(done.items()))
+    if waiting:
+        message += "; " + ", ".join(f"{count} {state}" for state, count in sorted(waiting.items()))
+    if scheduling:
+        message += "; invocation still scheduling"
+    return finished, len(states), message

@@ -319,6 +319,10 @@ class StepProgress:
     state: str | None
     jobs: list[StepJob] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    #: a subworkflow step: its own invocation (``jobs`` are that invocation's, nested ones included)
+    subworkflow_invocation_id: str | None = None
+    #: ... and whether that invocation (or one nested in it) is still being scheduled
+    subworkflow_scheduling: bool = False
 
 
 def summarize_progress(invocation_state: str, steps: Sequence[StepProgress]) -> dict[str, Any]:
@@ -327,7 +331,7 @@ def summarize_progress(invocation_state: str, steps: Sequence[StepProgress]) -> 
     ``terminal``: scheduling has ended and no job can still move by itself (every
     job terminal; a paused job waits on a failed input and counts as terminal).
     """
-    scheduling = invocation_state in SCHEDULING_STATES
+    scheduling = invocation_state in SCHEDULING_STATES or any(p.subworkflow_scheduling for p in steps)
     entries = []
     failed_steps = []
     silent_steps = []
@@ -354,6 +358,8 @@ def summarize_progress(invocation_state: str, steps: Sequence[StepProgress]) -> 
         }
         if len(progress.jobs) > MAX_JOB_IDS_PER_STEP:
             entry["job_ids_truncated"] = True
+        if progress.subworkflow_invocation_id:
+            entry["subworkflow_invocation_id"] = progress.subworkflow_invocation_id
         entries.append(entry)
         reference = {
             "step_index": progress.step.step_index,
@@ -395,4 +401,6 @@ def _step_state(progress: StepProgress) -> str:
         return "ok"
     if states:
         return sorted(states)[0]
+    if progress.subworkflow_scheduling:
+        return "scheduling"
     return progress.state or "unscheduled"

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from galaxy import exceptions
-from galaxy.managers.histories import HistoryManager
 from galaxy.managers.jobs import view_show_job
 from galaxy.model import Job
 from galaxy.schema.schema import JobState
@@ -32,6 +31,7 @@ from galaxy_mcp_analysis.core.job_logs import (
 )
 from galaxy_mcp_analysis.core.waiting import (
     poll_until,
+    progress_of,
     wait_budget,
 )
 from galaxy_mcp_analysis.core.errors import (
@@ -117,11 +117,14 @@ class DebuggingJobs:
         history_id: str | None = None,
         timeout_seconds: int = 60,
         invocation_id: str | None = None,
+        progress: Callable[[float, float | None, str | None], None] | None = None,
     ) -> dict[str, Any]:
         """Block until every named job is terminal or the (capped) timeout passes.
 
         With ``invocation_id`` also until Galaxy has scheduled the invocation, watching its
-        jobs as they appear (``invocation_jobs`` of the workflows capability).
+        jobs as they appear (``invocation_jobs`` of the workflows capability). ``progress``
+        (mcp.progress) is told (finished, total, message) at the first poll and whenever
+        more jobs have finished.
         """
         timeout, capped = wait_budget(timeout_seconds, self.settings.max_wait_seconds)
         watched, truncated = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id, invocation_id)
@@ -137,7 +140,10 @@ class DebuggingJobs:
         with _sleeping_wait(timeout) as busy:
             try:
                 states, timed_out = self._poll_until_terminal(
-                    watched, 0 if busy else timeout, invocation_scheduled if invocation_id else None
+                    watched,
+                    0 if busy else timeout,
+                    invocation_scheduled if invocation_id else None,
+                    _ProgressReports(progress, lambda: not scheduled["done"]) if progress else None,
                 )
                 jobs = [self._wait_entry(job, encoded, *states[job]) for job, encoded in watched.items()]
             finally:
@@ -267,36 +273,29 @@ class DebuggingJobs:
         return watched, truncated
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
-        decoded = self.trans.security.decode_id(history_id)
-        try:
-            self.app[HistoryManager].get_accessible(decoded, self.trans.user)
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history with id {history_id} exists.",
-                "List your histories with list_histories().",
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} is not accessible to this API key's user (another user's history).",
-                "Wait on your own histories (list_histories()).",
-            ) from None
+        self._history(history_id, write=False)  # readable by the caller, else a coded error
         # The payload decodes ids itself.
         payload = JobIndexPayload(history_id=history_id, states=STILL_RUNNING, limit=MAX_WAITED_JOBS)
         return [job["id"] for job in self.jobs_service.index(self.trans, payload)]
 
     def _poll_until_terminal(
-        self, watched: dict[int, str], timeout: int, also_done: Callable[[], bool] | None = None
+        self,
+        watched: dict[int, str],
+        timeout: int,
+        also_done: Callable[[], bool] | None = None,
+        reports: "_ProgressReports | None" = None,
     ) -> tuple[dict[int, tuple], bool]:
         """The last (state, exit_code, tool_id) of each job, and whether the wait timed out.
 
-        ``also_done`` (checked first, may add jobs to ``watched``) must hold too."""
+        ``also_done`` (checked first, may add jobs to ``watched``) must hold too; ``reports``
+        hears of every poll."""
         states: dict[int, tuple[str, int | None, str]] = {}
 
         def all_terminal() -> bool:
             other = also_done() if also_done else True
             states.update(self._job_states(list(watched)) if watched else {})
+            if reports:
+                reports.poll([states[job][0] for job in watched])
             return other and all(states[job][0] in WAIT_ENDS for job in watched)
 
         release = self._end_read_transaction
@@ -330,6 +329,22 @@ class DebuggingJobs:
         objects reload fresh on the next poll.
         """
         self.trans.sa_session.rollback()
+
+
+class _ProgressReports:
+    """Progress notifications of one wait: the first poll, then each poll where more jobs finished
+    (MCP requires a notification's progress to increase)."""
+
+    def __init__(self, report: Callable[[float, float | None, str | None], None], scheduling: Callable[[], bool]):
+        self.report = report
+        self.scheduling = scheduling
+        self.last: int | None = None
+
+    def poll(self, states: list[str]) -> None:
+        finished, total, message = progress_of(states, WAIT_ENDS, scheduling=self.scheduling())
+        if self.last is None or finished > self.last:
+            self.last = finished
+            self.report(finished, total, message)
 
 
 def _sleep_unless_draining(seconds: float) -> None:

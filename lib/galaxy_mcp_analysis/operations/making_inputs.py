@@ -139,16 +139,17 @@ class MakingInputs:
         """The caller's own history (Galaxy's HistoryManager decides), else a coded error."""
         return self._history(history_id, write=True)
 
-    def _history(self, history_id: str, write: bool):
-        """The history, if the caller may write it (``write``) or read it; else a coded error."""
+    def _history(self, history_id: str, write: bool, *, own: bool = False):
+        """The history, if the caller may write it (``write``), owns it (``own``) or may read it; else a
+        coded error. The one history lookup of the operations (Galaxy's HistoryManager decides)."""
         histories = self.app[HistoryManager]
-        get = histories.get_mutable if write else histories.get_accessible
-        try:
+        get = histories.get_mutable if write else histories.get_owned if own else histories.get_accessible
+        try:  # Galaxy's decode_id raises MalformedId for any id it cannot decode
             return get(self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history)
         except exceptions.MalformedId:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
-                f"history_id {history_id!r} is not a valid encoded id.",
+                f"history_id {str(history_id)[:40]!r} is not a valid encoded id.",
                 "Pass an `id` from list_histories() or create_history(name).",
             ) from None
         except exceptions.ObjectNotFound:
@@ -166,13 +167,14 @@ class MakingInputs:
         except exceptions.ItemAccessibilityException:
             raise AnalysisError(
                 ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} is not accessible to this API key's user.",
+                f"History {history_id} is not accessible to this API key's user (another user's history).",
                 "Use one of your histories (list_histories()) or one shared with you.",
             ) from None
         except exceptions.ItemOwnershipException:
             raise AnalysisError(
                 ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} belongs to another user; only your own histories can be written to.",
+                f"History {history_id} belongs to another user; only your own histories can be "
+                + ("written to." if write else "used here."),
                 "Use one of your histories (list_histories()) or create one with create_history(name).",
             ) from None
 

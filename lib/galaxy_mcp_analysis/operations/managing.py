@@ -101,7 +101,7 @@ class ManagingRuns:
                 f"state {state[:40]!r} is not a job state." + (f" Did you mean {', '.join(close)}?" if close else ""),
                 f"Use one of: {', '.join(JOB_STATES)}.",
             )
-        decoded_history = self._readable_history(history_id).id if history_id else None
+        decoded_history = self._history(history_id, write=False).id if history_id else None
         payload = JobIndexPayload(
             history_id=history_id,
             # Without a history, only the caller's own jobs (admins too: tools act as the key's user).
@@ -155,26 +155,6 @@ class ManagingRuns:
             for output in job.output_dataset_collection_instances
         ]
         return outputs
-
-    def _readable_history(self, history_id: str):
-        try:
-            return self.app[HistoryManager].get_accessible(self.trans.security.decode_id(history_id), self.trans.user)
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"history_id {history_id[:40]!r} is not a valid encoded id.",
-                "Pass an `id` from list_histories().",
-            ) from None
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND, f"No history with id {history_id} exists.", "List yours with list_histories()."
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} is not accessible to this API key's user (another user's history).",
-                "List jobs of your own histories, or of histories shared with you (list_histories()).",
-            ) from None
 
     # ---- get_job_parameters ----
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import yaml
 from galaxy import exceptions
-from galaxy.managers.histories import HistoryManager
 from galaxy.managers.workflows import (
     RawWorkflowDescription,
     WorkflowCreateOptions,
@@ -165,12 +164,13 @@ class Workflows:
         version: int | None = None,
     ) -> dict[str, Any]:
         _, workflow = self._accessible_workflow(workflow_id, version)
-        self._own_history(history_id)
+        self._history(history_id, write=False, own=True)
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         return {
             "valid": not plan["problems"],
             "errors": [problem.as_dict() for problem in plan["problems"]],
             "resolved_inputs": plan["resolved_inputs"],
+            "defaulted_inputs": plan["defaulted_inputs"],
             "inputs_by": plan["inputs_by"],
             "mapped_over": plan["mapped_over"],
             "steps": plan["steps"],
@@ -187,7 +187,7 @@ class Workflows:
         """Galaxy's invocation, after every input and step parameter is checked (stock method overridden)."""
         stored, workflow = self._accessible_workflow(workflow_id, None)
         if history_id:
-            self._own_history(history_id)
+            self._history(history_id, write=False, own=True)
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         if plan["problems"]:
             raise problems_error(
@@ -207,6 +207,8 @@ class Workflows:
             result = result.model_dump(mode="json")
         result["inputs_by"] = plan["inputs_by"]
         result["mapped_over"] = plan["mapped_over"]
+        result["resolved_inputs"] = plan["resolved_inputs"]
+        result["defaulted_inputs"] = plan["defaulted_inputs"]
         return result
 
     def _preflight(
@@ -253,6 +255,15 @@ class Workflows:
                 problems.extend(self._data_input_problems(step, value, path, name, mapped_over, map_sizes))
             resolved_inputs[name] = value
             galaxy_inputs[str(index)] = value
+        # What Galaxy runs with for each input left out: its default, or nothing (an optional input).
+        defaulted: list[str] = []
+        for index, step in input_steps.items():
+            if resolved.values.get(index) is None:
+                default = step.get_input_default_value(_NO_DEFAULT)
+                if default is not _NO_DEFAULT or step.input_optional:
+                    name = step.effective_label or str(index)
+                    resolved_inputs[name] = None if default is _NO_DEFAULT else default
+                    defaulted.append(name)
         galaxy_parameters, step_problems = self._step_parameter_problems(steps, parameters)
         problems.extend(step_problems)
         return {
@@ -260,6 +271,7 @@ class Workflows:
             "inputs_by": resolved.inputs_by,
             "mapped_over": mapped_over,
             "resolved_inputs": resolved_inputs,
+            "defaulted_inputs": defaulted,
             "galaxy_inputs": galaxy_inputs,
             "galaxy_parameters": galaxy_parameters,
             "steps": _expected_jobs(steps, map_sizes),
@@ -522,16 +534,29 @@ class Workflows:
             invocation_step = by_step.get(step.id)
             jobs = []
             outputs: dict[str, Any] = {}
+            # A subworkflow step runs no job itself: its jobs are those of its own invocation.
+            association = (
+                invocation.get_subworkflow_invocation_association_for_step(step) if step.type == "subworkflow" else None
+            )
+            subworkflow = association.subworkflow_invocation if association else None  # None: not scheduled yet
+            step_jobs = list(_all_jobs(subworkflow)) if subworkflow else (invocation_step.jobs if invocation_step else [])
+            for job in step_jobs:
+                silent = job.state == "ok" and self._judge_outputs(job).suspected_silent_failure
+                jobs.append(StepJob(encode(job.id), job.state, silent))
             if invocation_step is not None:
-                for job in invocation_step.jobs:
-                    silent = job.state == "ok" and self._judge_outputs(job).suspected_silent_failure
-                    jobs.append(StepJob(encode(job.id), job.state, silent))
                 for output in invocation_step.output_datasets:
                     outputs[output.output_name] = {"src": "hda", "id": encode(output.dataset_id)}
                 for output in invocation_step.output_dataset_collections:
                     outputs[output.output_name] = {"src": "hdca", "id": encode(output.dataset_collection_id)}
             progress.append(
-                StepProgress(_step_ref(step), invocation_step.state if invocation_step else None, jobs, outputs)
+                StepProgress(
+                    _step_ref(step),
+                    invocation_step.state if invocation_step else None,
+                    jobs,
+                    outputs,
+                    encode(subworkflow.id) if subworkflow else None,
+                    bool(subworkflow) and _still_scheduling(subworkflow),
+                )
             )
         return summarize_progress(str(invocation.state), progress)
 
@@ -540,11 +565,8 @@ class Workflows:
         used by wait_for_jobs(invocation_id=...)."""
         invocation = self._accessible_invocation(invocation_id)
         self.trans.sa_session.refresh(invocation)
-        jobs: dict[int, str] = {}
-        for invocation_step in invocation.steps:
-            for job in invocation_step.jobs:
-                jobs[job.id] = self.trans.security.encode_id(job.id)
-        return jobs, not invocation.active
+        jobs = {job.id: self.trans.security.encode_id(job.id) for job in _all_jobs(invocation)}
+        return jobs, not _still_scheduling(invocation)
 
     # ==== Writing workflows ====
 
@@ -556,7 +578,7 @@ class Workflows:
         dataset_ids: list[str] | None = None,
         collection_ids: list[str] | None = None,
     ) -> dict[str, Any]:
-        history = self._own_history(history_id)
+        history = self._history(history_id, write=False, own=True)
         if not name or not name.strip():
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR, "name is empty.", "Name the workflow, e.g. name='Sort and count'."
@@ -902,34 +924,30 @@ class Workflows:
             ) from None
         return stored, workflow
 
-    def _own_history(self, history_id: str):
-        try:
-            decoded = self.trans.security.decode_id(history_id)
-        except (exceptions.MalformedId, ValueError, TypeError):
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"history_id {history_id!r} is not a valid encoded id.",
-                "Use an `id` from list_histories().",
-            ) from None
-        try:
-            return self.app[HistoryManager].get_owned(decoded, self.trans.user, current_history=self.trans.history)
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND, f"No history with id {history_id} exists.", "List yours with list_histories()."
-            ) from None
-        except (exceptions.ItemAccessibilityException, exceptions.ItemOwnershipException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} belongs to another user.",
-                "Use one of your histories (list_histories()).",
-            ) from None
-
 
 _NO_DEFAULT = object()
 
 
 def _ordered_steps(workflow: Workflow) -> list:
     return sorted(workflow.steps, key=lambda step: step.order_index)
+
+
+def _all_jobs(invocation: WorkflowInvocation):
+    """Every job of an invocation so far, those of its subworkflow invocations (at any depth) included."""
+    for invocation_step in invocation.steps:
+        yield from invocation_step.jobs
+    for association in invocation.subworkflow_invocations:
+        if association.subworkflow_invocation is not None:
+            yield from _all_jobs(association.subworkflow_invocation)
+
+
+def _still_scheduling(invocation: WorkflowInvocation) -> bool:
+    """Whether Galaxy is still scheduling this invocation or one of its subworkflow invocations."""
+    return invocation.active or any(
+        _still_scheduling(association.subworkflow_invocation)
+        for association in invocation.subworkflow_invocations
+        if association.subworkflow_invocation is not None
+    )
 
 
 def _step_ref(step) -> WorkflowStepRef:
@@ -1023,7 +1041,25 @@ def _expected_jobs(steps, map_sizes: dict[int, int]) -> list[dict[str, Any]]:
                     "jobs_expected": size[step.order_index] or 1,
                 }
             )
+        elif step.type == "subworkflow" and step.subworkflow is not None:
+            # Its tool steps (nested ones too), each once per element mapped over; maps inside it are not counted.
+            result.append(
+                {
+                    "step_index": step.order_index,
+                    "label": step.label,
+                    "tool_id": None,
+                    "subworkflow": True,
+                    "jobs_expected": (size[step.order_index] or 1) * _tool_steps(step.subworkflow),
+                }
+            )
     return result
+
+
+def _tool_steps(workflow: Workflow) -> int:
+    return sum(
+        _tool_steps(step.subworkflow) if step.type == "subworkflow" and step.subworkflow else step.type == "tool"
+        for step in workflow.steps
+    )
 
 
 def _consumed_not_produced(jobs: list[Job], groups: list[int], session) -> tuple[list, list]:

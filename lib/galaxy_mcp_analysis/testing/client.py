@@ -70,6 +70,20 @@ class McpClient:
             ERROR_TEXTS.append((tool, error_text(result), dict(arguments or {})))
         return result
 
+    def call_with_progress(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
+        """One tools/call with a progress callback (so the request carries a progressToken);
+        returns the result and every (progress, total, message) the server reported, in order."""
+        reported: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(progress, total, message):
+            reported.append((progress, total, message))
+
+        call = self._session.call_tool(tool, arguments or {}, progress_callback=on_progress)
+        result = self._run(call, timeout)
+        if result.is_error:
+            ERROR_TEXTS.append((tool, error_text(result), dict(arguments or {})))
+        return result, reported
+
     def call_ok(self, tool: str, /, **arguments) -> dict[str, Any]:
         result = self.call(tool, arguments)
         if result.is_error:

@@ -13,6 +13,7 @@ from galaxy_mcp_analysis.mcp.params import (
     HistoryId,
     JobId,
 )
+from galaxy_mcp_analysis.mcp.progress import progress_reporter
 from galaxy_mcp_analysis.mcp.result_text import RawText
 
 
@@ -66,7 +67,7 @@ def wait_for_jobs(
         str | None, Field(description="Waits until this invocation is scheduled and its jobs finished.")
     ] = None,
 ) -> dict[str, Any]:
-    """Wait until jobs finish, or until the timeout passes; one call instead of polling get_job_status.
+    """Wait until jobs finish or the timeout passes; one call instead of polling get_job_status.
 
     Name the jobs by job_ids, dataset_ids, invocation_id and/or history_id (its jobs still running when the call
     starts). A job is finished in state ok, error, failed, deleted, stopped, skipped or paused (a
@@ -74,9 +75,8 @@ def wait_for_jobs(
     timeout and call again while timed_out is true. Returns jobs [{job_id, tool_id, state,
     exit_code, suspected_silent_failure}], all_terminal, timed_out, state_counts,
     waited_seconds, timeout_applied and capped (true when the server cap applied); server_busy
-    when too many waits already sleep on this server (it then checked once: call again later).
-
-    Mapped runs: pass every id of run_tool's `jobs` (one per element).
+    when too many waits already sleep (it then checked once: call again later).
+    With an MCP progressToken: notifications/progress as jobs finish.
 
     Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"], timeout_seconds=60) -> {"jobs": [{"state":
     "ok", ...}], "all_terminal": true, "timed_out": false, ...}
@@ -92,6 +92,7 @@ def wait_for_jobs(
         history_id=history_id,
         timeout_seconds=timeout_seconds,
         invocation_id=invocation_id,
+        progress=progress_reporter(),
     )
 
 

@@ -39,8 +39,8 @@ def check_workflow_inputs(
     parameters: Annotated[dict[str, Any] | None, Field(description="As invoke_workflow's.")] = None,
     version: int | None = None,
 ) -> dict[str, Any]:
-    """invoke_workflow's checks without invoking: {valid, errors [{path, rule, message,
-    suggestion}], resolved_inputs, inputs_by, mapped_over, steps [{label, jobs_expected}]}.
+    """invoke_workflow's checks without invoking: {valid, errors [{path, rule, message}],
+    resolved_inputs (defaults too), defaulted_inputs, inputs_by, mapped_over, steps [{label, jobs_expected}]}.
 
     Example: parameters={"sort": {"colum": 2}} -> errors [{"path": "parameters.sort.colum", ...}]
     Errors: [NOT_FOUND], [AUTHORIZATION_ERROR]. Next: invoke_workflow.
