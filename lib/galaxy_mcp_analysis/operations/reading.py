@@ -17,9 +17,8 @@ from galaxy.datatypes.data import (
 )
 from galaxy.managers.histories import HistoryManager
 from sqlalchemy import (
-    literal,
+    exists,
     select,
-    union_all,
 )
 
 from galaxy_mcp_analysis.core.byte_range import (
@@ -142,21 +141,17 @@ class ReadingOutputs:
         model = self.app.model
         hdca, ldda = model.HistoryDatasetCollectionAssociation, model.LibraryDatasetDatasetAssociation
         # One statement asks both tables (a read that succeeds asks on every call); the rare hit loads its row.
-        kinds = set(
-            session.scalars(
-                union_all(
-                    select(literal("hdca")).where(hdca.id == decoded), select(literal("ldda")).where(ldda.id == decoded)
-                )
-            )
-        )
-        collection = session.get(hdca, decoded) if "hdca" in kinds else None
+        has_collection, has_library_dataset = session.execute(
+            select(exists().where(hdca.id == decoded), exists().where(ldda.id == decoded))
+        ).one()
+        collection = session.get(hdca, decoded) if has_collection else None
         if collection is not None and self.app[HistoryManager].is_accessible(collection.history, self.trans.user):
             return (
                 "dataset collection",
                 collection.name,
                 "List its elements with get_collection_details(collection_id) and read an element's dataset id.",
             )
-        library_dataset = session.get(ldda, decoded) if "ldda" in kinds else None
+        library_dataset = session.get(ldda, decoded) if has_library_dataset else None
         if library_dataset is not None and self.app.security_agent.can_access_dataset(
             self.trans.get_current_user_roles(), library_dataset.dataset
         ):
