@@ -84,6 +84,13 @@ async def measure(galaxy, dataset_id: str, size: int, calls: int, reads: bool) -
                          "calls": len(rows)}
         cells = "".join(f"{medians[part]:>8.2f} ({100 * medians[part] / total:>3.0f}%)" for part in PARTS)
         print(f"  {name:<38}{cells}{total:>16.2f}{client_net:>16.2f}{statements:>16.0f}")
+    for name, rows in records.items():
+        walls = [row["auth_wall"] for row in rows if "auth_wall" in row]
+        if walls:
+            wall = 1000 * statistics.median(walls)
+            cpu = 1000 * statistics.median(row["auth_cpu"] for row in rows if "auth_cpu" in row)
+            results[name]["auth_wall_ms"], results[name]["auth_cpu_ms"] = wall, cpu
+            print(f"  {name:<38}auth (by_api_key, its SQL included): {wall:.2f} ms wall, {cpu:.2f} ms its thread's CPU")
     small = results.get("small MCP get_dataset_details")
     if small:
         share = small["ms"]["routing"] / small["total_ms"]

@@ -58,8 +58,38 @@ async def wire_bytes(galaxy, dataset_id: str, max_bytes: int) -> dict:
             proxy.reset()
             response = await c.get(f"/api/datasets/{dataset_id}/display?offset=0&ck_size={max_bytes}")
             figures["rest"] = (sum(proxy.moved()), len(response["ck_data"].encode()))
-    return {side: {"bytes": moved, "content": content, "per_content_byte": moved / content}
-            for side, (moved, content) in figures.items()}
+            figures = {side: {"bytes": moved, "content": content, "per_content_byte": moved / content}
+                       for side, (moved, content) in figures.items()}
+            figures["gzip"] = await gzip_cost(c, mcp_url, dataset_id, max_bytes, figures["mcp"]["content"])
+    return figures
+
+
+async def gzip_cost(c, mcp_url: str, dataset_id: str, max_bytes: int, content: int) -> dict:
+    """What HTTP compression of the MCP response body would save and cost (not done by the server):
+    the body of the same read as a plain JSON-RPC POST, gzip level 1, compressed and decompressed here."""
+    import gzip
+    import statistics
+    import time
+
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "peek_dataset_content", "arguments": {"dataset_id": dataset_id, "offset": 0, "max_bytes": max_bytes}}}
+    response = await c.http.post(mcp_url, json=request, headers={
+        "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"})
+    body = response.content
+    packed, compress, decompress = b"", [], []
+    for _ in range(5):
+        start = time.perf_counter()
+        packed = gzip.compress(body, compresslevel=1)
+        compress.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        gzip.decompress(packed)
+        decompress.append(time.perf_counter() - start)
+    figures = {"body": len(body), "gzip": len(packed), "per_content_byte": len(packed) / content,
+               "compress_ms": 1000 * statistics.median(compress), "decompress_ms": 1000 * statistics.median(decompress)}
+    print(f"  gzip level 1 of the MCP body (not done; what it would cost): {figures['body']:,} -> {figures['gzip']:,} "
+          f"bytes = {figures['per_content_byte']:.2f}x content, compress {figures['compress_ms']:.1f} ms, "
+          f"decompress {figures['decompress_ms']:.1f} ms")
+    return figures
 
 
 async def measure(galaxy, dataset_id: str, size: int, reps: int, runs: int) -> dict:
@@ -84,6 +114,8 @@ async def measure(galaxy, dataset_id: str, size: int, reps: int, runs: int) -> d
                 print(f"  64k read near the end / at offset 0, p50: {aio.show_ratio(figures['end_over_start'])}")
             figures["wire"] = await wire_bytes(galaxy, dataset_id, max_bytes)
             for side, wire in figures["wire"].items():
+                if side == "gzip":
+                    continue
                 print(f"  {label} read on the wire, {side}: {wire['bytes']:,} bytes for {wire['content']:,} bytes "
                       f"of content = {wire['per_content_byte']:.2f}x")
             results[label] = figures

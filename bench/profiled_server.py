@@ -19,11 +19,18 @@ exclusive (non-overlapping) parts:
 Profiled calls must be made one at a time (one global record). ``GET /bench-profile/last``
 returns the record of the previous request; ``/bench-profile/on`` and ``/off`` switch the
 timers (off at start: a switched-off timer costs a context-variable read, well under 1 µs).
+
+With ``BENCH_PROFILE_DETAIL=1`` in its environment (for finding what to fix, not for timing: cProfile
+slows every call), each record also lists its SQL statements with the Galaxy or patch-set line that
+ran each one, and cProfile runs in every thread working on a profiled request;
+``GET /bench-profile/cprofile`` returns the stats accumulated since the last such GET, as text.
 """
 
 import contextvars
 import functools
+import io
 import json
+import os
 import sys
 import threading
 import time
@@ -80,15 +87,51 @@ class Profile:
             self.current[part] += elapsed - children
             self.stack[-1][2] += elapsed
 
-    def count_statement(self):
+    def count_statement(self, statement: str = ""):
         if not IN_REQUEST.get():
             return
         with self.lock:
             if self.stack:
                 self.current["statements"] += 1
+                if DETAIL:
+                    self.current.setdefault("statement_log", []).append(f"{_caller()}: {statement[:160]}")
 
 
 PROFILE = Profile()
+
+#: BENCH_PROFILE_DETAIL=1 (see the module's docstring).
+DETAIL = os.environ.get("BENCH_PROFILE_DETAIL") == "1"
+CPROFILES: list = []
+
+
+def _caller() -> str:
+    """The innermost frame of Galaxy's or the patch set's own code (not SQLAlchemy's)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if ("/galaxy/" in name or "galaxy_mcp_analysis" in name) and "/galaxy/model/base.py" not in name:
+            return f"{name.rsplit('/', 3)[-2]}/{name.rsplit('/', 1)[-1]}:{frame.f_lineno} {frame.f_code.co_name}"
+        frame = frame.f_back
+    return "?"
+
+
+def cprofiled(function):
+    """Run ``function`` under a cProfile of its own thread while a request is profiled (DETAIL only)."""
+    import cProfile
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        if not (DETAIL and IN_REQUEST.get()):
+            return function(*args, **kwargs)
+        profile = cProfile.Profile()
+        profile.enable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            profile.disable()
+            CPROFILES.append(profile)
+
+    return wrapper
 
 
 def timed_sync(part: str, function):
@@ -99,6 +142,26 @@ def timed_sync(part: str, function):
             return function(*args, **kwargs)
         finally:
             PROFILE.leave()
+
+    return wrapper
+
+
+def timed_auth(function):
+    """``timed_sync("auth", ...)`` that also records the call's wall time and its thread's CPU time,
+    SQL included (``auth_wall``, ``auth_cpu``): what the key's lookup waits for vs what it does."""
+    timed = timed_sync("auth", function)
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        cpu, wall = time.thread_time(), time.perf_counter()
+        try:
+            return timed(*args, **kwargs)
+        finally:
+            if IN_REQUEST.get():
+                with PROFILE.lock:
+                    if PROFILE.stack:
+                        PROFILE.current["auth_wall"] = PROFILE.current.get("auth_wall", 0.0) + time.perf_counter() - wall
+                        PROFILE.current["auth_cpu"] = PROFILE.current.get("auth_cpu", 0.0) + time.thread_time() - cpu
 
     return wrapper
 
@@ -164,12 +227,25 @@ def instrument_libraries():
         if "handle" in cls.__dict__:
             cls.handle = make_handle(cls.__dict__["handle"])
 
-    UserManager.by_api_key = timed_sync("auth", UserManager.by_api_key)
+    UserManager.by_api_key = timed_auth(UserManager.by_api_key)
+
+    if DETAIL:  # cProfile each function a request hands to a worker thread
+        import anyio.to_thread
+
+        original_run_sync = anyio.to_thread.run_sync
+
+        async def run_sync(function, *args, **kwargs):
+            return await original_run_sync(cprofiled(function), *args, **kwargs)
+
+        anyio.to_thread.run_sync = run_sync
+        import fastmcp.utilities.async_utils
+
+        fastmcp.utilities.async_utils.run_sync_in_threadpool = run_sync  # imported by name there
 
     @event.listens_for(Engine, "before_cursor_execute")
     def before(conn, cursor, statement, parameters, context, executemany):
         PROFILE.enter("sql")
-        PROFILE.count_statement()
+        PROFILE.count_statement(statement)
 
     @event.listens_for(Engine, "after_cursor_execute")
     def after(conn, cursor, statement, parameters, context, executemany):
@@ -210,6 +286,20 @@ def profiled(app):
         if scope["type"] != "http":
             return await app(scope, receive, send)
         path = scope.get("path", "")
+        if path == "/bench-profile/cprofile":
+            import pstats
+
+            out = io.StringIO()
+            if CPROFILES:
+                stats = pstats.Stats(CPROFILES[0], stream=out)
+                for profile in CPROFILES[1:]:
+                    stats.add(profile)
+                stats.sort_stats("cumulative").print_stats(70)
+                stats.sort_stats("tottime").print_stats(40)
+            CPROFILES.clear()
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": out.getvalue().encode()})
+            return
         if path.startswith("/bench-profile/"):
             if path.endswith("/on") or path.endswith("/off"):
                 PROFILE.enabled = path.endswith("/on")
@@ -224,6 +314,12 @@ def profiled(app):
         IN_REQUEST.set(True)
         PROFILE.begin_request()
         finished = False
+        loop_profile = None
+        if DETAIL:
+            import cProfile
+
+            loop_profile = cProfile.Profile()
+            loop_profile.enable()
 
         async def send_and_watch(message):
             nonlocal finished
@@ -237,6 +333,9 @@ def profiled(app):
         finally:
             if not finished:
                 PROFILE.end_request(path)
+            if loop_profile is not None:
+                loop_profile.disable()
+                CPROFILES.append(loop_profile)
 
     return asgi
 

@@ -15,3 +15,31 @@ class TestPatchSetUnderGalaxysDriver(McpAnalysisIntegrationMixin, IntegrationTes
             chunk = client.call_ok("peek_dataset_content", dataset_id=dataset["id"], max_bytes=4, api_key=self.mcp_api_key)
         assert chunk["content"] == "a\tb\n"
         assert chunk["next_offset"] == 4
+
+    def test_a_read_costs_the_statements_of_rest_plus_one(self):
+        """A ranged read runs REST's display statements (the key, the dataset and Galaxy's access check)
+        plus one asking whether a collection or library dataset has the same id (issue 20: was two)."""
+        from galaxy.model.base import REQUEST_ID
+        from sqlalchemy import event
+
+        history_id = self.dataset_populator.new_history()
+        dataset = self.dataset_populator.new_dataset(history_id, content="a\tb\nc\td\n", wait=True)
+        statements: dict[str, list[str]] = {}
+
+        def count(conn, cursor, statement, parameters, context, executemany):
+            request = (REQUEST_ID.get() or {}).get("request") or ""
+            statements.setdefault(request, []).append(statement)
+
+        engine = self._app.model.engine
+        with self.mcp_client() as client:
+            client.call_ok("peek_dataset_content", dataset_id=dataset["id"], api_key=self.mcp_api_key)  # warm
+            event.listen(engine, "before_cursor_execute", count)
+            try:
+                client.call_ok("peek_dataset_content", dataset_id=dataset["id"], api_key=self.mcp_api_key)
+                self._get(f"datasets/{dataset['id']}/display", {"offset": 0, "ck_size": 64}).raise_for_status()
+            finally:
+                event.remove(engine, "before_cursor_execute", count)
+        (mcp,) = [sql for request, sql in statements.items() if request.startswith("mcp-")]
+        rest = [sql for request, sql in statements.items() if request and not request.startswith("mcp-")]
+        assert len(rest) == 1, statements.keys()
+        assert len(mcp) == len(rest[0]) + 1, (mcp, rest[0])

@@ -16,6 +16,10 @@ from galaxy.datatypes.data import (
     Text,
 )
 from galaxy.managers.histories import HistoryManager
+from sqlalchemy import (
+    exists,
+    select,
+)
 
 from galaxy_mcp_analysis.core.byte_range import (
     clamp_max_bytes,
@@ -135,20 +139,25 @@ class ReadingOutputs:
         """
         session = self.trans.sa_session
         model = self.app.model
-        collection = session.get(model.HistoryDatasetCollectionAssociation, decoded)
+        hdca, ldda = model.HistoryDatasetCollectionAssociation, model.LibraryDatasetDatasetAssociation
+        # One statement asks both tables (a read that succeeds asks on every call); the rare hit loads its row.
+        has_collection, has_library_dataset = session.execute(
+            select(exists().where(hdca.id == decoded), exists().where(ldda.id == decoded))
+        ).one()
+        collection = session.get(hdca, decoded) if has_collection else None
         if collection is not None and self.app[HistoryManager].is_accessible(collection.history, self.trans.user):
             return (
                 "dataset collection",
                 collection.name,
                 "List its elements with get_collection_details(collection_id) and read an element's dataset id.",
             )
-        ldda = session.get(model.LibraryDatasetDatasetAssociation, decoded)
-        if ldda is not None and self.app.security_agent.can_access_dataset(
-            self.trans.get_current_user_roles(), ldda.dataset
+        library_dataset = session.get(ldda, decoded) if has_library_dataset else None
+        if library_dataset is not None and self.app.security_agent.can_access_dataset(
+            self.trans.get_current_user_roles(), library_dataset.dataset
         ):
             return (
                 "library dataset",
-                ldda.name,
+                library_dataset.name,
                 "Import it into a history first (Galaxy UI: Libraries -> Add to History), then read that dataset.",
             )
         return None
