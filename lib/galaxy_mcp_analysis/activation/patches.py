@@ -335,8 +335,8 @@ def apply_mcp_routes_first(settings: Settings) -> None:
         # mount at /api/mcp/ (26.1.0, 26.1.1), moved to the front, still only match /api/mcp
         # (and /api/mcp/...), which no other route serves.
         routes = app.router.routes
-        mcp_routes = [route for route in routes
-                      if mcp_app is not None and mcp_app in (getattr(route, "endpoint", None), getattr(route, "app", None))]
+        mcp_routes = [route for route in routes if mcp_app is not None
+                      and mcp_app in (getattr(route, "endpoint", None), getattr(route, "app", None))]
         if mcp_app is not None and mcp_routes:
             routes[:] = mcp_routes + [route for route in routes if route not in mcp_routes]
 
