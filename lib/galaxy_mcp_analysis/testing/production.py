@@ -497,6 +497,8 @@ def main(argv=None) -> int:
         if cluster is not None:
             cluster.stop()
         (data_dir / "server.json").unlink(missing_ok=True)
+        print("stopped: galaxyctl stop, then Redis" + (" and PostgreSQL" if cluster is not None else "")
+              + " by PID", flush=True)
     return 0
 
 
