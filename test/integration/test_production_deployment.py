@@ -120,6 +120,8 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
     began = time.monotonic()
     observed: dict = {"figures": {}}
     figures = observed["figures"]
+    # The machine's 1-minute load average at start and end: the wall times scale with it.
+    figures["load_average_at_start"] = round(os.getloadavg()[0], 2)
     trickle = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
     trickle.daemon_threads = True
     threading.Thread(target=trickle.serve_forever, name="trickle", daemon=True).start()
@@ -139,7 +141,9 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
 
         _replay_across_workers(galaxy, access, user_key, observed)
         _wait_for_a_job_of_another_process(galaxy, user_key, observed)
+        kill_began = time.monotonic()
         _kill_a_worker_mid_run(galaxy, access, user_key, trickle, observed)
+        figures["kill_phase_seconds"] = round(time.monotonic() - kill_began, 1)
         _restart(galaxy, user_key, observed)
         observed["logs"] = {name: galaxy.log_text(name) for name in galaxy.program_names}
         observed["jobs"] = admin_jobs(galaxy)
@@ -154,6 +158,7 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
         trickle.shutdown()
         trickle.server_close()
     figures["wall_seconds"] = round(time.monotonic() - began, 1)
+    figures["load_average_at_end"] = round(os.getloadavg()[0], 2)
     for name, value in figures.items():
         record_testsuite_property(f"production_{name}", value)
     kill = observed.get("kill", {})

@@ -338,8 +338,10 @@ def check_mcp_routes_first() -> str | None:
         return "galaxy.webapps.galaxy.fast_app.include_mcp is gone"
     if "include_mcp" not in fast_app.initialize_fast_app.__code__.co_names:
         return "initialize_fast_app no longer exposes the MCP app through include_mcp"
-    if not {"routes", "append"} <= set(inspect.unwrap(include).__code__.co_names):
-        return "include_mcp no longer appends the MCP routes to the app's route list"
+    names = set(inspect.unwrap(include).__code__.co_names)
+    # 26.1.2 appends exact-path routes to the MCP app; 26.1.0 and 26.1.1 mount it (app.mount).
+    if not ({"routes", "append"} <= names or "mount" in names):
+        return "include_mcp no longer adds the MCP app to the app's route list (appended routes or a mount)"
     if "endpoint" not in inspect.signature(Route).parameters:
         return "starlette Route no longer takes an endpoint"
     return None
@@ -356,10 +358,12 @@ def apply_mcp_routes_first(settings: Settings) -> None:
     def include_mcp(app, gx_app, mcp_app):
         original(app, gx_app, mcp_app)
         # Galaxy appends the MCP routes after its few hundred API routes, so every MCP request was
-        # matched against all of them first; exact-path routes to the MCP app, moved to the front,
-        # still only match /api/mcp, which no other route serves.
+        # matched against all of them first; exact-path routes to the MCP app (26.1.2), or its
+        # mount at /api/mcp/ (26.1.0, 26.1.1), moved to the front, still only match /api/mcp
+        # (and /api/mcp/...), which no other route serves.
         routes = app.router.routes
-        mcp_routes = [route for route in routes if getattr(route, "endpoint", None) is mcp_app]
+        mcp_routes = [route for route in routes if mcp_app is not None
+                      and mcp_app in (getattr(route, "endpoint", None), getattr(route, "app", None))]
         if mcp_app is not None and mcp_routes:
             routes[:] = mcp_routes + [route for route in routes if route not in mcp_routes]
 

@@ -19,7 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from galaxy_mcp_analysis.testing.launcher import free_port
+from galaxy_mcp_analysis.testing.launcher import (
+    free_port,
+    pid_alive,
+)
 
 SUPERUSER = "galaxy"
 STOP_TIMEOUT_SECONDS = 60
@@ -128,9 +131,9 @@ class PostgresCluster:
             except (RuntimeError, subprocess.TimeoutExpired):
                 pass  # the PID check below decides
             deadline = time.monotonic() + 10
-            while _alive(self.pid) and time.monotonic() < deadline:
+            while pid_alive(self.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            if _alive(self.pid):
+            if pid_alive(self.pid):
                 os.kill(self.pid, signal.SIGKILL)
             self.pid = None
         shutil.rmtree(self.root, ignore_errors=True)
@@ -142,12 +145,3 @@ class PostgresCluster:
     def __exit__(self, *exc):
         self.stop()
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

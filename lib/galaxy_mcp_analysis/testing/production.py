@@ -32,7 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from galaxy_mcp_analysis.serve import galaxy_config
-from galaxy_mcp_analysis.testing.launcher import free_port
+from galaxy_mcp_analysis.testing.launcher import (
+    free_port,
+    pid_alive,
+)
 
 STARTUP_TIMEOUT_SECONDS = 600
 STOP_TIMEOUT_SECONDS = 180
@@ -373,13 +376,11 @@ class GravityGalaxy:
     def stop(self) -> list[Seen]:
         """``galaxyctl stop`` (programs, then supervisord), then whatever of the deployment is
         still alive, by PID or in supervisord's session, is listed in ``leftovers`` and SIGKILLed."""
-        import psutil
-
         if self.config_file is None:
             return []
         self.snapshot()
         try:
-            if self.supervisord_pid is not None and psutil.pid_exists(self.supervisord_pid):
+            if self.supervisord_pid is not None and pid_alive(self.supervisord_pid):
                 self.galaxyctl("stop")
         finally:
             deadline = time.monotonic() + 60
@@ -496,6 +497,8 @@ def main(argv=None) -> int:
         if cluster is not None:
             cluster.stop()
         (data_dir / "server.json").unlink(missing_ok=True)
+        print("stopped: galaxyctl stop, then Redis" + (" and PostgreSQL" if cluster is not None else "")
+              + " by PID", flush=True)
     return 0
 
 
