@@ -443,7 +443,6 @@ class ToolInputs:
             "mapped_over": checked.mapped_over,
         }
 
-
     def _population_problems(self, tool, history, flat: dict[str, Any]) -> list[InputProblem]:
         """What Galaxy's own population of the request (the step of its run_tool before any job is made)
         refuses, for the dry run to agree with the run: rules that depend on the data, not the tool."""
