@@ -70,3 +70,32 @@ def test_a_shaped_result_keeps_structured_content_whole():
     result = shaped_result(dict(PEEK), RawText("content"))
     assert result.structured_content == PEEK
     assert [block.type for block in result.content] == ["text"]
+
+
+def test_a_once_column_writes_each_distinct_object_once_after_the_table():
+    schema = {"type": "object", "properties": {"column": {"type": "integer", "title": "on\tcolumn"}}}
+    other = {"type": "object", "properties": {}}
+    structured = {"workflow_id": "w", "parameters": [
+        {"step_index": 1, "tool_id": "sort1", "schema": schema},
+        {"step_index": 2, "tool_id": "cat1", "schema": other},
+        {"step_index": 3, "tool_id": "sort1", "schema": dict(schema)},
+        {"step_index": 4, "tool_id": "unmodelled", "schema": None},
+    ]}
+    text = Table("parameters", once=("schema",))(structured)
+    lines = text.split("\n")
+    assert json.loads(lines[0]) == {"workflow_id": "w"}
+    assert lines[2].split("\t") == ["step_index", "tool_id", "schema"]
+    assert [line.split("\t")[2] for line in lines[3:7]] == ["schema 1", "schema 2", "schema 1", "null"]
+    sections = text.split("\n--- ")[1:]
+    assert [json.loads(section.split(" ---\n", 1)[1]) for section in sections] == [schema, other]
+    assert text.count('"on\\tcolumn"') == 1
+
+
+def test_a_field_too_long_for_the_summary_follows_the_table():
+    steps = [{"step_index": i, "label": f"step {i}" * 5} for i in range(20)]
+    structured = {"workflow_id": "w", "parameters": [{"step_index": 1}], "steps": steps}
+    text = Table("parameters")(structured)
+    assert "steps" not in json.loads(text.split("\n")[0])
+    assert text.endswith("\n--- steps ---\n" + json.dumps(steps, separators=(",", ":")))
+    nested = {"collection": {"id": "c", "elements": [{"id": "e"}], "notes": "n" * 300}}
+    assert Table("collection", "elements")(nested).endswith("\n--- collection.notes ---\n" + json.dumps("n" * 300))

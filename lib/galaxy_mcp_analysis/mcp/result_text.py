@@ -10,7 +10,8 @@ gets a text block a reader of text can use directly:
   payload field's text raw (``peek_dataset_content``: the chunk, byte for byte);
   several payload fields follow each other under a ``--- <field> (<n> characters) ---`` line.
 - ``Table("contents")``: a one-line summary, then the records of a list field as a
-  tab-separated table with one header line (``get_history_contents``), keys written once.
+  tab-separated table with one header line (``get_history_contents``), keys written once;
+  ``once=("schema",)`` writes a large object that rows repeat once, after the table.
 
 Opting in is one argument where a tool is declared: ``analysis_tool(..., text=RawText("content"))``
 for the patch set's tools (mcp.declaration builds the result, so FastMCP never serializes the
@@ -102,13 +103,18 @@ class Table:
     """A summary line, then the records of the list at ``path`` as a tab-separated table with a header.
 
     Each record's keys are written once (in the header) instead of once per record, nested
-    objects become dotted columns, and no value is quoted twice.
+    objects become dotted columns, and no value is quoted twice. A column named in ``once``
+    (a large object many records repeat, such as a step's tool schema) is not spread: its cell
+    names a section after the table where each distinct value is written once. A field too
+    long for the summary line follows as its own section, so a reader of text loses nothing.
     """
 
     path: tuple[str, ...]
+    once: tuple[str, ...] = ()
 
-    def __init__(self, *path: str):
+    def __init__(self, *path: str, once: tuple[str, ...] = ()):
         object.__setattr__(self, "path", path)
+        object.__setattr__(self, "once", once)
 
     def __call__(self, structured: dict[str, Any]) -> str:
         records: Any = structured
@@ -116,17 +122,41 @@ class Table:
             records = records.get(key) if isinstance(records, dict) else None
         if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
             return _compact(structured)
-        # The summary: the small fields of the result and of each dict on the way to the list.
+        # The summary: the small fields of the result and of each dict on the way to the list;
+        # the long ones become sections after the table.
         summary: dict[str, Any] = {}
+        long_fields: dict[str, Any] = {}
         container: Any = structured
-        for key in self.path:
-            summary.update(summary_fields(container, leave_out=(key,)))
+        for depth, key in enumerate(self.path):
+            shown = summary_fields(container, leave_out=(key,))
+            summary.update(shown)
+            prefix = ".".join(self.path[:depth])
+            long_fields.update({
+                f"{prefix}.{name}" if prefix else name: value
+                for name, value in container.items() if name != key and name not in shown
+            })
             container = container[key]
-        records = [_flat(record) for record in records]
-        columns = list(dict.fromkeys(key for record in records for key in record))
-        lines = [_compact(summary), f"{'.'.join(self.path)}: {len(records)} rows", "\t".join(columns)]
-        lines += ["\t".join(_cell(record[key]) if key in record else "" for key in columns) for record in records]
+        shared: dict[str, str] = {}  # compact JSON of a value -> the name of its section
+        rows = [self._row(record, shared) for record in records]
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        lines = [_compact(summary), f"{'.'.join(self.path)}: {len(rows)} rows", "\t".join(columns)]
+        lines += ["\t".join(row.get(key, "") for key in columns) for row in rows]
+        lines += [f"--- {name} ---\n{value}" for value, name in shared.items()]
+        lines += [f"--- {name} ---\n{_compact(value)}" for name, value in long_fields.items()]
         return "\n".join(lines)
+
+    def _row(self, record: Mapping[str, Any], shared: dict[str, str]) -> dict[str, str]:
+        """A record's cells; a ``once`` column's object is replaced by its section's name."""
+        row: dict[str, str] = {}
+        for key, value in record.items():
+            if key in self.once and isinstance(value, dict | list) and value:
+                text = _compact(value)
+                row[key] = shared.setdefault(text, f"{key} {len(shared) + 1}")
+            elif isinstance(value, dict) and value:
+                row.update({name: _cell(cell) for name, cell in _flat(value, f"{key}.").items()})
+            else:
+                row[key] = _cell(value)
+        return row
 
 
 def shaped_result(structured: dict[str, Any], shape: TextShape) -> ToolResult:
