@@ -7,6 +7,7 @@ import urllib.request
 import pytest
 
 from conftest import fetch
+from galaxy_mcp_analysis.testing import rest
 
 # Tabs, newlines, a backslash, quotes and multi-byte UTF-8: everything the JSON envelope escapes.
 ROWS = "".join(f'chr{i % 3}\t{i * 10}\t{i * 10 + 9}\tpeak_{i}\t"q"\\é😀\n' for i in range(400))
@@ -107,6 +108,50 @@ def test_job_logs_as_text_are_raw(galaxy, mcp, api_key, tabular):
         if structured[field]:
             assert f"--- {field} ({len(structured[field]):,} characters) ---\n{structured[field]}" in logs
         assert field not in json.loads(summary)
+
+
+def table_rows(lines: list[str]) -> list[dict]:
+    """The rows of a text block's table (its header on line 3), up to the first section."""
+    header = lines[2].split("\t")
+    body = lines[3:]
+    end = next((i for i, line in enumerate(body) if line.startswith("--- ")), len(body))
+    return [dict(zip(header, line.split("\t"))) for line in body[:end]]
+
+
+def test_jobs_as_text_are_a_table_of_every_job(mcp, api_key, tabular):
+    result = mcp.call("list_jobs", {"history_id": tabular["history_id"], "api_key": api_key})
+    structured = result.structured_content
+    lines = text_of(result).split("\n")
+    assert json.loads(lines[0])["total"] == structured["total"] >= 1
+    rows = table_rows(lines)
+    assert [(row["job_id"], row["state"]) for row in rows] == [(job["job_id"], job["state"]) for job in structured["jobs"]]
+    assert [json.loads(row["outputs"]) for row in rows] == [job["outputs"] for job in structured["jobs"]]
+
+
+def test_a_workflow_schema_as_text_writes_each_tool_schema_once(galaxy, mcp, api_key):
+    sort = {"tool_id": "sort1", "state": {"column": "1", "style": "num", "order": "ASC", "header_lines": 0}}
+    document = {"class": "GalaxyWorkflow", "inputs": {"table": {"type": "data", "format": "tabular"}}, "steps": {
+        "first": {**sort, "in": {"input": "table"}},
+        "cut": {"tool_id": "Cut1", "in": {"input": "first/out_file1"}, "state": {"columnList": "c1", "delimiter": "T"}},
+        "again": {**sort, "in": {"input": "cut/out_file1"}},
+    }}
+    workflow_id = rest(galaxy.galaxy_url, "/api/workflows", api_key, {"workflow": document, "fill_defaults": True})["id"]
+    result = mcp.call("get_workflow_input_schema", {"workflow_id": workflow_id, "api_key": api_key})
+    structured = result.structured_content
+    text = text_of(result)
+    lines = text.split("\n")
+    rows = table_rows(lines)
+    sections = dict(part.split(" ---\n", 1) for part in text.split("\n--- ")[1:])
+    # A reader of text rebuilds every step's schema, each tool's written once.
+    assert [row["tool_id"] for row in rows] == [step["tool_id"] for step in structured["parameters"]]
+    assert [json.loads(sections[row["schema"]]) for row in rows] == [step["schema"] for step in structured["parameters"]]
+    assert sorted(name for name in sections if name.startswith("schema ")) == ["schema 1", "schema 2"]
+    # A field too long for the summary line (the steps) follows as its own section.
+    summary = json.loads(lines[0])
+    for name, value in structured.items():
+        if name != "parameters":
+            assert summary.get(name, json.loads(sections.get(name, "null"))) == value, name
+    assert len(text) < len(json.dumps(structured, separators=(",", ":")))
 
 
 def test_mcp_routes_are_matched_first(mcp, api_key):

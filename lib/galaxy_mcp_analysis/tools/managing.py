@@ -13,13 +13,14 @@ from galaxy_mcp_analysis.mcp.params import (
     HistoryId,
     JobId,
 )
+from galaxy_mcp_analysis.mcp.result_text import Table
 
 HistoryItems = Annotated[
     list[dict[str, Any]], Field(description='[{"src": "hda"|"hdca", "id": "<id>"}] of history_id, at most 500.')
 ]
 
 
-@analysis_tool(title="List jobs", read_only=True, idempotent=True)
+@analysis_tool(title="List jobs", read_only=True, idempotent=True, text=Table("jobs"))
 def list_jobs(
     ops,
     history_id: Annotated[HistoryId | None, Field(description="Only this history's jobs.")] = None,

@@ -10,11 +10,18 @@ from pydantic import Field
 
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import HistoryId
+from galaxy_mcp_analysis.mcp.result_text import Table
 
 WorkflowId = Annotated[str, Field(description="Workflow id (list_workflows).")]
 
 
-@analysis_tool(title="Workflow inputs and settable parameters", read_only=True, idempotent=True)
+@analysis_tool(
+    title="Workflow inputs and settable parameters",
+    read_only=True,
+    idempotent=True,
+    # Steps running the same tool repeat its whole schema: the text block writes each once.
+    text=Table("parameters", once=("schema",)),
+)
 def get_workflow_input_schema(
     ops,
     workflow_id: WorkflowId,
