@@ -12,6 +12,7 @@ import aio
 from galaxy_mcp_analysis.testing import rest
 
 ITEMS = 100
+JOBS = 20  # sort1 jobs for list_jobs, and the steps of the workflow saved from them
 
 
 def envelope_bytes(text: str, structured: dict) -> int:
@@ -55,11 +56,23 @@ def run(galaxy, mcp) -> dict:
     mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=120, api_key=key)
     collection_id = fetched["output_collections"][0]["id"]
     dataset_id = fetched["outputs"][0]["id"]
-    return aio.run(measure, galaxy, history_id, collection_id, dataset_id, job_id)
+    jobs_history = mcp.call_ok("create_history", name="bench-payloads-jobs", api_key=key)["id"]
+    table = mcp.call_ok("create_dataset_from_text", history_id=jobs_history, content="a\t2\nb\t1\n",
+                        file_type="tabular", api_key=key)["dataset_id"]
+    for i in range(JOBS):
+        mcp.call_ok("run_tool", history_id=jobs_history, tool_id="sort1", api_key=key, inputs={
+            "input": {"src": "hda", "id": table}, "column": 2, "order": "ASC" if i % 2 else "DESC"})
+    mcp.call_ok("wait_for_jobs", history_id=jobs_history, timeout_seconds=600, api_key=key)
+    return aio.run(measure, galaxy, history_id, collection_id, dataset_id, job_id, jobs_history)
 
 
-async def measure(galaxy, history_id, collection_id, dataset_id, job_id) -> dict:
+async def measure(galaxy, history_id, collection_id, dataset_id, job_id, jobs_history) -> dict:
     calls = {
+        f"list_jobs ({JOBS + 1} jobs)": ("list_jobs", {"history_id": jobs_history}),
+        f"create_workflow_from_history ({JOBS} jobs, not shaped)": (
+            "create_workflow_from_history", {"history_id": jobs_history, "name": "bench payloads"}),
+        f"get_workflow_input_schema ({JOBS} sort1 steps)": ("get_workflow_input_schema", None),
+        "get_tool_input_schema (sort1, not shaped)": ("get_tool_input_schema", {"tool_id": "sort1"}),
         f"get_history_contents ({ITEMS} items)": ("get_history_contents", {"history_id": history_id, "limit": ITEMS}),
         f"get_collection_details ({ITEMS} elements)": ("get_collection_details", {"collection_id": collection_id}),
         "get_job_errors (an upload job)": ("get_job_errors", {"job_id": job_id, "max_bytes": 65536}),
@@ -68,12 +81,18 @@ async def measure(galaxy, history_id, collection_id, dataset_id, job_id) -> dict
     }
     results = {}
     async with aio.clients(galaxy.galaxy_url, galaxy.mcp_url, galaxy.api_key) as c:
+        workflow_id = None
         for label, (tool, arguments) in calls.items():
+            if tool == "get_workflow_input_schema":
+                if workflow_id is None:
+                    continue
+                arguments = {"workflow_id": workflow_id}
             result = await c.mcp.call_tool(tool, arguments)
             if result.is_error:
                 print(f"  {label}: FAILED {result.content[0].text[:200]}")
                 continue
             structured = result.structured_content
+            workflow_id = structured.get("workflow_id", workflow_id)
             text = "".join(block.text for block in result.content if block.type == "text")
             default = default_text(structured)
             figures = {
