@@ -18,11 +18,16 @@ class McpClient:
     keeps one initialized session for the client's lifetime.
     """
 
-    def __init__(self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None):
-        """``request_log``, when given, receives every HTTP request this client sends, as (method, url)."""
+    def __init__(
+        self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None, modern: bool = False
+    ):
+        """``request_log``, when given, receives every HTTP request this client sends, as (method, url).
+        ``modern``: open the session with ``server/discover`` (protocol 2026-07-28, a per-request
+        envelope, no handshake) instead of the ``initialize`` handshake."""
         self.url = url
         self.headers = headers
         self.request_log = request_log
+        self.modern = modern
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-client", daemon=True)
         self._thread.start()
@@ -49,7 +54,7 @@ class McpClient:
                 )
                 streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-                await session.initialize()
+                await (session.discover() if self.modern else session.initialize())
                 opened.set_result(session)
                 await self._closing.wait()
         except BaseException as e:
@@ -59,6 +64,10 @@ class McpClient:
 
     async def _log_request(self, request) -> None:
         self.request_log.append((request.method, str(request.url)))
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self._session.protocol_version
 
     def list_tools(self):
         return self._run(self._session.list_tools()).tools
