@@ -50,13 +50,13 @@ def test_a_chunk_read_as_text_and_as_structured_content_is_the_same_bytes(mcp, a
     assert text_reader == structured_reader == ROWS.encode()
 
 
-def post_json_rpc(galaxy, api_key, method: str, params: dict, request_id: int = 1) -> dict:
+def post_json_rpc(galaxy, api_key, method: str, params: dict, request_id: int = 1, protocol: str = "2025-06-18") -> dict:
     """One plain HTTP POST to /api/mcp, no SDK: what a hand-written client sends."""
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
     request = urllib.request.Request(galaxy.mcp_url, data=body, method="POST", headers={
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-06-18",
+        "mcp-protocol-version": protocol,
         "x-api-key": api_key,
     })
     with urllib.request.urlopen(request, timeout=120) as response:
@@ -79,6 +79,18 @@ def test_a_raw_json_rpc_reader_gets_what_the_official_client_gets(galaxy, mcp, a
     # A raw reader of tools/list sees the same tool the SDK sees.
     listed = post_json_rpc(galaxy, api_key, "tools/list", {}, request_id=2)["result"]["tools"]
     assert "peek_dataset_content" in {tool["name"] for tool in listed}
+
+
+@pytest.mark.parametrize("protocol", ["2024-11-05", "2025-03-26"])
+def test_a_client_older_than_structured_content_reads_the_chunk_from_the_text(galaxy, api_key, tabular, protocol):
+    """Protocols before 2025-06-18 have no structuredContent: such a client reads the text block only."""
+    arguments = {"dataset_id": tabular["id"], "offset": 0, "max_bytes": 1500}
+    raw = post_json_rpc(galaxy, api_key, "tools/call", {"name": "peek_dataset_content", "arguments": arguments},
+                        protocol=protocol)
+    [block] = raw["result"]["content"]
+    summary, chunk = split_text_block(block["text"])
+    assert chunk.encode() == ROWS.encode()[: summary["next_offset"]]
+    assert summary["offset"] == 0 and summary["eof"] is False
 
 
 def test_history_contents_as_text_is_a_table_of_every_item(galaxy, mcp, api_key, tabular):
