@@ -52,6 +52,7 @@ from galaxy_mcp_analysis.core.input_problems import (
     UNKNOWN_STEP,
     WRONG_TYPE,
 )
+from galaxy_mcp_analysis.core.workflow_steps import schema_with_saved_defaults
 from galaxy_mcp_analysis.core.workflows import (
     clean_format2,
     clean_tool_state,
@@ -66,6 +67,10 @@ from galaxy_mcp_analysis.core.workflows import (
     unique_labels,
     WorkflowInput,
     WorkflowStepRef,
+)
+from galaxy_mcp_analysis.operations.workflow_steps import (
+    label_steps_and_outputs,
+    saved_step_values,
 )
 
 #: Jobs that only bring data in: never workflow steps.
@@ -140,6 +145,10 @@ class Workflows:
             "connected": sorted({connection.input_name for connection in step.input_connections}),
         }
         entry.update(self._step_tool_schema(step.tool_id, step.tool_version, history_id))
+        # What the saved step runs with, and the schema's defaults set to it: never a tool default it overrides.
+        values, entry["saved"] = saved_step_values(self.trans, step)
+        if entry.get("schema") and values:
+            entry["schema"] = schema_with_saved_defaults(entry["schema"], values)
         return entry
 
     def _step_tool_schema(self, tool_id: str, tool_version: str | None, history_id: str | None) -> dict[str, Any]:
@@ -166,6 +175,10 @@ class Workflows:
         _, workflow = self._accessible_workflow(workflow_id, version)
         self._history(history_id, write=False, own=True)
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
+        by_index = {step.order_index: step for step in workflow.steps}
+        for entry in plan["steps"]:
+            if entry.get("tool_id"):
+                entry["saved"] = saved_step_values(self.trans, by_index[entry["step_index"]])[1]
         return {
             "valid": not plan["problems"],
             "errors": [problem.as_dict() for problem in plan["problems"]],
@@ -619,6 +632,8 @@ class Workflows:
         stored_id = extracted.id if isinstance(extracted.id, int) else self.trans.security.decode_id(extracted.id)
         stored = self.trans.sa_session.get(StoredWorkflow, stored_id)
         self._drop_internal_parameters(stored.latest_workflow)
+        if label_steps_and_outputs(stored.latest_workflow, self.app.toolbox, self.trans.user):
+            self.trans.sa_session.commit()
         workflow_id = encode(stored.id)
         schema = self.get_workflow_input_schema(workflow_id)
         return {
