@@ -187,7 +187,8 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
     )
     assert mapped["valid"], mapped
     assert mapped["mapped_over"] == [{"input": "table", "collection_type": "list", "over": "dataset"}]
-    assert mapped["steps"] == [{"step_index": 4, "label": "cat", "tool_id": "cat1", "jobs_expected": 2}]
+    assert mapped["steps"] == [{"step_index": 4, "label": "cat", "tool_id": "cat1", "jobs_expected": 2,
+                                "saved": []}]  # cat1 has no parameter but its (connected) data inputs
     # What Galaxy runs with for the inputs left out: the default, or nothing for an optional one.
     assert (mapped["resolved_inputs"]["limit"], mapped["resolved_inputs"]["count"]) == (5, None), mapped
     assert mapped["defaulted_inputs"] == ["count", "limit"]
