@@ -136,6 +136,7 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "run_tool": {"history_id": ids.history, "tool_id": "cat1",
                      "inputs": {"input1": {"src": "hda", "id": ids.dataset}}},
         "get_tool_details": {"tool_id": "cat1", "io_details": True},
+        "get_tool_run_examples": {"tool_id": "sort1"},
         "upload_file_from_url": {"history_id": ids.history, "url": ids.url},
         "get_job_status": {"job_id": ids.job},
         "get_job_details": {"dataset_id": ids.dataset},

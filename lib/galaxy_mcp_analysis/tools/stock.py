@@ -107,11 +107,12 @@ STOCK_DESCRIPTIONS = {
     view selects an admin-configured panel view. Errors: [NOT_FOUND] unknown view.
     Next: get_tool_details(tool_id, io_details=True); search_tools(query) to narrow down.
     """,
-    "get_tool_run_examples": """A tool's own test cases (inputs, outputs, assertions): real, runnable input shapes.
+    "get_tool_run_examples": """A tool's own test cases: requests it accepts, in Galaxy's flat form.
 
-    Returns tool_id, requested_version, test_cases. tool_version="*" covers all versions.
-    Example: get_tool_run_examples(tool_id="cat1").
-    Errors: [NOT_FOUND] unknown tool (find ids with search_tools). Next: run_tool.
+    Returns tool_version, requested_version, count, test_cases [{index, inputs (cond|param keys;
+    data inputs name test files: pass your {src, id}), outputs, expect_failure?}].
+    tool_version="*": every served version. Example: get_tool_run_examples(tool_id="sort1").
+    Errors: [NOT_FOUND] unknown tool (search_tools). Next: get_tool_input_schema, run_tool.
     """,
     "get_tool_citations": """A tool's citations: tool_name, tool_version, citations [{type, content}] (DOIs, BibTeX).
 
