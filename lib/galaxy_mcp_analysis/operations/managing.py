@@ -431,6 +431,17 @@ class ManagingRuns:
                 f"Galaxy does not let a dataset become {file_type!r} by a datatype change.",
                 "Make it with a tool that outputs that datatype, or upload it as that datatype.",
             )
+        if hda.state == model.Dataset.states.ERROR:
+            # Galaxy accepts the change but pauses the metadata job it starts behind an errored dataset,
+            # leaving the dataset in setting_metadata for good.
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Dataset {dataset_id} is in the error state; a datatype change would start a metadata job that "
+                "Galaxy pauses behind it, and the dataset would stay in setting_metadata. Nothing was changed.",
+                "Read why it failed with get_job_errors(dataset_id=...) (failed_outputs has Galaxy's message), then "
+                "make the data again (create_dataset_from_text or upload_file_from_url with the right file_type) "
+                "or rerun the job that made it (rerun_job).",
+            )
         if not hda.ok_to_edit_metadata():
             raise AnalysisError(
                 ErrorCode.CONFLICT,
