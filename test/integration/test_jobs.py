@@ -420,7 +420,7 @@ def test_tools_are_declared_read_only_with_the_debugging_path(mcp):
         assert tools[name].annotations.destructive_hint is False
     assert "run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content" in tools["get_job_errors"].description
     assert set(tools["wait_for_jobs"].input_schema["properties"]) == {
-        "api_key", "job_ids", "dataset_ids", "history_id", "invocation_id", "timeout_seconds",
+        "api_key", "job_ids", "dataset_ids", "history_id", "invocation_id", "timeout_seconds", "since_seconds",
     }
     assert "suspected_silent_failure" in tools["get_job_status"].description
     assert "wait_for_jobs" in tools["get_job_status"].description

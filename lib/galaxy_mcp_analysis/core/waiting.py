@@ -14,6 +14,7 @@ from collections.abc import (
     Collection,
     Iterable,
 )
+from typing import Any
 
 from galaxy_mcp_analysis.core.errors import InvalidInput
 
@@ -84,3 +85,43 @@ def progress_of(states: Iterable[str], finished_states: Collection[str], *, sche
     if scheduling:
         message += "; invocation still scheduling"
     return finished, len(states), message
+
+
+#: How long back a wait by history looks for jobs that already ended (``since_seconds``' default),
+#: and the longest look-back a caller may ask for (a week).
+RECENT_SECONDS = 600
+MAX_RECENT_SECONDS = 7 * 24 * 3600
+
+
+def look_back(since_seconds: int) -> int:
+    """``since_seconds`` checked: 0 to a week."""
+    if not isinstance(since_seconds, int) or isinstance(since_seconds, bool) or not 0 <= since_seconds <= MAX_RECENT_SECONDS:
+        raise InvalidInput(
+            f"since_seconds must be an integer from 0 to {MAX_RECENT_SECONDS} (a week); got {since_seconds!r}."
+        )
+    return since_seconds
+
+
+def paused_explanation(info: str | None, errored_inputs: list[dict]) -> dict[str, Any]:
+    """Why Galaxy paused a job and what would resume it, from the message Galaxy left on its
+    outputs (``info``) and the job's inputs that are in the error state."""
+    if errored_inputs:
+        first = errored_inputs[0]
+        return {
+            "paused_reason": info or "An input of this job is in the error state.",
+            "errored_inputs": errored_inputs,
+            "resume_with": (
+                f"Fix the failed input: rerun_job(job_id={first.get('job_id')!r}, changes=..., replace_outputs=true) "
+                "reruns the job that made it and, once that succeeds, Galaxy resumes this job; or delete this "
+                "job's outputs (delete_history_items) if it is no longer wanted."
+            ),
+        }
+    text = (info or "").lower()
+    if "quota" in text or "runtime" in text:
+        resume = (
+            "Free space or wait for the limit to lift (delete_history_items with purge=true frees disk), then "
+            "resume the history's paused jobs in Galaxy (history menu: Resume Paused Jobs)."
+        )
+    else:
+        resume = "Galaxy or an admin paused it; resume the history's paused jobs in Galaxy, or ask the admin."
+    return {"paused_reason": info or "Paused by Galaxy without a recorded reason.", "resume_with": resume}

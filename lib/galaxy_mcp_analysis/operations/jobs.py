@@ -12,6 +12,10 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from datetime import (
+    datetime,
+    timedelta,
+)
 from typing import Any
 
 from galaxy import exceptions
@@ -30,8 +34,11 @@ from galaxy_mcp_analysis.core.job_logs import (
     OutputVerdict,
 )
 from galaxy_mcp_analysis.core.waiting import (
+    look_back,
+    paused_explanation,
     poll_until,
     progress_of,
+    RECENT_SECONDS,
     wait_budget,
 )
 from galaxy_mcp_analysis.core.errors import (
@@ -46,6 +53,8 @@ WAIT_ENDS = frozenset({"ok", "error", "deleted", "skipped", "paused", "stopped",
 STILL_RUNNING = sorted(state.value for state in JobState if state.value not in WAIT_ENDS)
 #: Jobs one wait tracks (Galaxy's own page size for job listings).
 MAX_WAITED_JOBS = 500
+#: Jobs a wait by history lists under recently_finished, newest first.
+MAX_RECENT_JOBS = 50
 #: Waits that may sleep at once in one Galaxy process. MCP tools run on anyio's worker threads
 #: (40 by default, shared by every MCP call); measured: with 45 sleeping waits a `connect` took
 #: 6.9 s instead of 0.02 s. Past this many, a wait checks once and says server_busy.
@@ -90,6 +99,7 @@ class DebuggingJobs:
             "job_messages": job.job_messages or [],
             "empty_outputs": verdict.empty_outputs,
             "suspected_silent_failure": verdict.suspected_silent_failure,
+            **self._output_states(job, budget),
             "max_bytes_applied": budget,
             "capped": capped,
         }
@@ -101,6 +111,22 @@ class DebuggingJobs:
         if dataset_id:
             result["dataset_id"] = dataset_id
         return result
+
+    def _output_states(self, job: Job, budget: int) -> dict[str, Any]:
+        """Each output dataset's own state and Galaxy's message on it: a dataset can fail after its job
+        succeeded (an upload's datatype check, metadata), and that message is the evidence."""
+        encode = self.trans.security.encode_id
+        outputs = []
+        for association in job.output_datasets:
+            hda = association.dataset
+            if hda is None:
+                continue
+            entry: dict[str, Any] = {"name": association.name, "dataset_id": encode(hda.id), "state": hda.state}
+            if hda.info:
+                entry["message"] = excerpt(hda.info, budget).text
+            outputs.append(entry)
+        failed = [entry for entry in outputs if entry["state"] in ("error", "failed_metadata", "paused")]
+        return {"outputs": outputs, "failed_outputs": failed}
 
     def get_job_status(self, job_id: str) -> dict[str, Any]:
         """Galaxy's job status plus the silent-failure verdict (this changes the stock tool too)."""
@@ -118,6 +144,7 @@ class DebuggingJobs:
         timeout_seconds: int = 60,
         invocation_id: str | None = None,
         progress: Callable[[float, float | None, str | None], None] | None = None,
+        since_seconds: int = RECENT_SECONDS,
     ) -> dict[str, Any]:
         """Block until every named job is terminal or the (capped) timeout passes.
 
@@ -127,7 +154,10 @@ class DebuggingJobs:
         more jobs have finished.
         """
         timeout, capped = wait_budget(timeout_seconds, self.settings.max_wait_seconds)
-        watched, truncated = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id, invocation_id)
+        since = look_back(since_seconds)
+        called_at = datetime.utcnow()  # Galaxy's update_time is naive UTC
+        watched, pending_at_call = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id, invocation_id)
+        truncated = len(pending_at_call) >= MAX_WAITED_JOBS
         started = time.monotonic()
         scheduled = {"done": True}
 
@@ -146,6 +176,8 @@ class DebuggingJobs:
                     _ProgressReports(progress, lambda: not scheduled["done"]) if progress else None,
                 )
                 jobs = [self._wait_entry(job, encoded, *states[job]) for job, encoded in watched.items()]
+                if history_id:
+                    recent = self._recently_finished(history_id, called_at - timedelta(seconds=since), set(watched))
             finally:
                 self._end_read_transaction()
         counts: dict[str, int] = {}
@@ -160,6 +192,16 @@ class DebuggingJobs:
             "timeout_applied": timeout,
             "capped": capped,
         }
+        if history_id:
+            by_id = {entry["job_id"]: entry for entry in jobs}
+            result["pending_at_call"] = [by_id[watched[job]] for job in pending_at_call]
+            result["recently_finished"] = recent
+            result["since_seconds"] = since
+            if not pending_at_call:
+                result["nothing_pending"] = (
+                    f"No job of this history was unfinished when the call began; recently_finished lists the "
+                    f"jobs that ended in the {since} s before it (up to {MAX_RECENT_JOBS}, newest first)."
+                )
         if invocation_id:
             result["invocation_id"] = invocation_id
             result["invocation_scheduled"] = scheduled["done"]
@@ -239,9 +281,9 @@ class DebuggingJobs:
 
     def _jobs_to_watch(
         self, job_ids: list[str], dataset_ids: list[str], history_id: str | None, invocation_id: str | None = None
-    ) -> tuple[dict[int, str], bool]:
-        """Decoded job id -> encoded id of every job to wait for, each checked once; and whether the
-        history had more running jobs than one wait tracks."""
+    ) -> tuple[dict[int, str], list[int]]:
+        """Decoded job id -> encoded id of every job to wait for, each checked once; and the history's
+        jobs that were unfinished when the call began."""
         if not (job_ids or dataset_ids or history_id or invocation_id):
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
@@ -262,15 +304,24 @@ class DebuggingJobs:
         for dataset_id in dataset_ids:
             job = self._creating_job(dataset_id)
             watched.setdefault(job.id, self.trans.security.encode_id(job.id))
-        truncated = False
+        running: list[int] = []
         if history_id:
             running = self._running_jobs_of(history_id)
-            truncated = len(running) >= MAX_WAITED_JOBS
             for job in running:
                 watched.setdefault(job, self.trans.security.encode_id(job))
         if invocation_id:
             watched.update({job: encoded for job, encoded in self.invocation_jobs(invocation_id)[0].items() if job not in watched})
-        return watched, truncated
+        return watched, running
+
+    def _recently_finished(self, history_id: str, since: datetime, listed: set[int]) -> list[dict[str, Any]]:
+        """Jobs of the history that ended since ``since`` and are not already listed, newest first."""
+        payload = JobIndexPayload(
+            history_id=history_id, states=sorted(WAIT_ENDS), date_range_min=since, limit=MAX_RECENT_JOBS
+        )
+        ended = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
+        states = self._job_states(ended) if ended else {}
+        encode = self.trans.security.encode_id
+        return [self._wait_entry(job, encode(job), *states[job]) for job in ended if job in states]
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
         self._history(history_id, write=False)  # readable by the caller, else a coded error
@@ -310,14 +361,35 @@ class DebuggingJobs:
         return {row.id: (row.state, row.exit_code, row.tool_id) for row in rows}
 
     def _wait_entry(self, job: int, encoded: str, state: str, exit_code: int | None, tool_id: str) -> dict[str, Any]:
-        suspected = state == "ok" and self._judge_outputs(self.trans.sa_session.get(Job, job)).suspected_silent_failure
-        return {
+        entry: dict[str, Any] = {
             "job_id": encoded,
             "tool_id": tool_id,
             "state": state,
             "exit_code": exit_code,
-            "suspected_silent_failure": suspected,
+            "suspected_silent_failure": False,
         }
+        if state == "ok":
+            verdict = self._judge_outputs(self.trans.sa_session.get(Job, job))
+            entry["suspected_silent_failure"] = verdict.suspected_silent_failure
+            if verdict.empty_outputs:
+                entry["empty_outputs"] = verdict.empty_outputs
+        elif state == "paused":  # finished for a wait, but not done: say why and what resumes it
+            entry.update(self._pause_of(self.trans.sa_session.get(Job, job)))
+        return entry
+
+    def _pause_of(self, job: Job) -> dict[str, Any]:
+        encode = self.trans.security.encode_id
+        info = next((a.dataset.info for a in job.output_datasets if a.dataset is not None and a.dataset.info), None)
+        errored = [
+            {
+                "dataset_id": encode(a.dataset.id),
+                "name": a.dataset.name,
+                "job_id": encode(a.dataset.creating_job.id) if a.dataset.creating_job else None,
+            }
+            for a in job.input_datasets
+            if a.dataset is not None and a.dataset.state == "error"
+        ]
+        return paused_explanation(info, errored)
 
     def _end_read_transaction(self) -> None:
         """Give the database connection back while nothing needs it.

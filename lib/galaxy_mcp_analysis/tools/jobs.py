@@ -34,13 +34,11 @@ def get_job_errors(
     """Read why a job failed, or finished ok with empty outputs: its logs, exit code and output check.
 
     Pass exactly one of job_id or dataset_id. Returns job_id, tool_id, tool_version, state,
-    exit_code, info, tool_stderr and tool_stdout (what the tool printed), job_stderr and
-    job_stdout (Galaxy's wrapper), job_messages (Galaxy's exit-code/regex verdicts), truncated,
-    empty_outputs [{name, dataset_id, size, may_be_empty}], suspected_silent_failure, and
-    command_line where Galaxy shows it to you (admins, or servers with expose_dataset_path).
-    A log longer than max_bytes keeps its head and tail around one "[... N bytes dropped ...]" line. suspected_silent_failure: the job
-    is ok but an output it must produce is 0 bytes; it can also be genuine (nothing matched),
-    so read tool_stderr.
+    exit_code, info, tool_stderr/tool_stdout (the tool's), job_stderr/job_stdout (Galaxy's
+    wrapper), job_messages, truncated, empty_outputs [{name, dataset_id, size, may_be_empty}],
+    suspected_silent_failure (ok job, a required output is 0 bytes; may be genuine), outputs
+    [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job:
+    upload checks, metadata), command_line where Galaxy shows it. Long logs keep head and tail.
 
     Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
 
@@ -66,17 +64,19 @@ def wait_for_jobs(
     invocation_id: Annotated[
         str | None, Field(description="Waits until this invocation is scheduled and its jobs finished.")
     ] = None,
+    since_seconds: Annotated[
+        int, Field(description="With history_id: list its jobs that ended this many seconds before the call.")
+    ] = 600,
 ) -> dict[str, Any]:
     """Wait until jobs finish or the timeout passes; one call instead of polling get_job_status.
 
-    Name the jobs by job_ids, dataset_ids, invocation_id and/or history_id (its jobs still running when the call
-    starts). A job is finished in state ok, error, failed, deleted, stopped, skipped or paused (a
-    paused job waits on a failed input). Keep timeout_seconds below your MCP client's request
-    timeout and call again while timed_out is true. Returns jobs [{job_id, tool_id, state,
-    exit_code, suspected_silent_failure}], all_terminal, timed_out, state_counts,
-    waited_seconds, timeout_applied and capped (true when the server cap applied); server_busy
-    when too many waits already sleep (it then checked once: call again later).
-    With an MCP progressToken: notifications/progress as jobs finish.
+    Name jobs by job_ids, dataset_ids, invocation_id and/or history_id. A history adds
+    pending_at_call, recently_finished (ended in the since_seconds before the call) and
+    nothing_pending. Finished: ok, error, failed, deleted, stopped, skipped, paused (with
+    paused_reason, resume_with). Returns jobs [{job_id, tool_id, state, exit_code,
+    suspected_silent_failure, empty_outputs?}], all_terminal, timed_out, state_counts,
+    waited_seconds, timeout_applied, capped, server_busy. Call again while timed_out;
+    progressToken gets notifications/progress.
 
     Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"], timeout_seconds=60) -> {"jobs": [{"state":
     "ok", ...}], "all_terminal": true, "timed_out": false, ...}
@@ -93,6 +93,7 @@ def wait_for_jobs(
         timeout_seconds=timeout_seconds,
         invocation_id=invocation_id,
         progress=progress_reporter(),
+        since_seconds=since_seconds,
     )
 
 
