@@ -18,12 +18,14 @@ from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
 from galaxy_mcp_analysis.operations.managing import ManagingRuns
 from galaxy_mcp_analysis.operations.pages import NotebookPages
 from galaxy_mcp_analysis.operations.reading import ReadingOutputs
+from galaxy_mcp_analysis.operations.result_ids import ResultIds
 from galaxy_mcp_analysis.operations.tool_information import ToolInformation
 from galaxy_mcp_analysis.operations.tool_inputs import ToolInputs
 from galaxy_mcp_analysis.operations.workflows import Workflows
 
 
 class AnalysisOperationsManager(
+    ResultIds,
     ReadingOutputs,
     NotebookPages,
     MakingInputs,

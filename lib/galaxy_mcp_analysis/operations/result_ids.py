@@ -1,0 +1,40 @@
+"""Ids in every stock tool's result mean what their names say (the rules: ``core.result_ids``).
+
+Galaxy's AgentOperationsManager passes every result through ``_encode_ids_in_response``; this
+mixin wraps it, so stock tools and ours that reuse their results are covered in one place.
+"""
+
+from typing import Any
+
+from galaxy.model import Workflow
+from pydantic import (
+    BaseModel,
+    TypeAdapter,
+)
+
+from galaxy_mcp_analysis.core.result_ids import without_internal_ids
+
+#: How FastMCP turns a tool's result into JSON (a model nested in a dict[str, Any] result).
+_AS_JSON = TypeAdapter(Any)
+
+
+class ResultIds:
+    def _encode_ids_in_response(self, data: Any) -> Any:
+        return without_internal_ids(self._with_stored_workflow_ids(super()._encode_ids_in_response(data)))
+
+    def _with_stored_workflow_ids(self, data: Any) -> Any:
+        """An invocation's ``workflow_id`` is, in Galaxy's view, the id of the workflow *version* it ran;
+        every tool takes the stored workflow's id, which differs once a workflow has two versions."""
+        if isinstance(data, list):
+            return [self._with_stored_workflow_ids(item) for item in data]
+        if isinstance(data, BaseModel) and getattr(getattr(data, "root", data), "model_class", None) == (
+            "WorkflowInvocation"
+        ):  # Galaxy's WorkflowInvocationResponse, a root model around the view
+            data = _AS_JSON.dump_python(data, mode="json")
+        if not isinstance(data, dict) or data.get("model_class") != "WorkflowInvocation":
+            return data
+        security = self.trans.security
+        version = self.trans.sa_session.get(Workflow, security.decode_id(str(data.get("workflow_id"))))
+        if version is None or version.stored_workflow_id is None:
+            return data
+        return {**data, "workflow_id": security.encode_id(version.stored_workflow_id)}
