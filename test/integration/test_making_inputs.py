@@ -248,6 +248,12 @@ def test_copy_elements_puts_hidden_copies_in_the_target_history(galaxy, mcp, api
     assert len(copies) == 2 and all(item[4] is False for item in copies)
     assert {item[0] for item in contents} - before == set(structure.values()) | {created["collection_id"]}
     assert created["name"] == "list of 2"
+    # The result says which copies it made, of what, at which hid.
+    hids = {item[0]: rest(galaxy.galaxy_url, f"/api/datasets/{item[0]}", api_key)["hid"] for item in copies}
+    assert sorted(created["copied_elements"], key=lambda copy: copy["source_id"]) == sorted(
+        [{"source_id": ids[0], "copy_id": structure["a"], "hid": hids[structure["a"]]},
+         {"source_id": ids[1], "copy_id": structure["b"], "hid": hids[structure["b"]]}],
+        key=lambda copy: copy["source_id"])
 
 
 def test_copy_elements_false_references_the_sources(galaxy, mcp, api_key, sources):
@@ -256,6 +262,7 @@ def test_copy_elements_false_references_the_sources(galaxy, mcp, api_key, source
                           element_identifiers=[hda("a", ids[0]), hda("b", ids[1])], copy_elements=False,
                           api_key=api_key)
     assert elements_of(galaxy, api_key, created["collection_id"])[1] == {"a": ids[0], "b": ids[1]}
+    assert "copied_elements" not in created, created
 
 
 def test_hide_source_items_hides_the_sources(galaxy, mcp, api_key, history_id):

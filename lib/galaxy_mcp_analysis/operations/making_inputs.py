@@ -20,6 +20,7 @@ from galaxy import exceptions
 from galaxy.managers.collections import DatasetCollectionManager
 from galaxy.managers.histories import HistoryManager
 from galaxy.managers.lddas import LDDAManager
+from galaxy.model import HistoryDatasetCollectionAssociation
 from galaxy.schema.fetch_data import (
     DataElementsTarget,
     FetchDataPayload,
@@ -204,12 +205,28 @@ class MakingInputs:
             history_id=history_id,
         )
         created = self.dataset_collections_service.create(self.trans, payload)
-        return {
+        result = {
             "collection_id": self._encode_id(created["id"]),
             "history_id": history_id,
             **collection_fields(created),
             **summarize_elements(created["elements"], self._encode_id),
         }
+        if copy_elements:
+            result["copied_elements"] = self._copied_elements(created["id"])
+        return result
+
+    def _copied_elements(self, collection_id: int) -> list[dict[str, Any]]:
+        """The hidden copies Galaxy made for the new collection's datasets, each with the item it copies:
+        a clean-up has to know them (they are history items of their own)."""
+        collection = self.trans.sa_session.get(HistoryDatasetCollectionAssociation, collection_id)
+        copies = []
+        for hda in collection.dataset_instances:
+            source = hda.copied_from_history_dataset_association_id
+            if source is not None:
+                copies.append(
+                    {"source_id": self._encode_id(source), "copy_id": self._encode_id(hda.id), "hid": hda.hid}
+                )
+        return copies
 
     def _check_element_references(
         self, references: list[ElementReference], hide_source_items: bool, what: str

@@ -66,18 +66,16 @@ def create_collection(
         bool, Field(description="Hide the source datasets in the history (only your own datasets can be hidden).")
     ] = False,
     copy_elements: Annotated[
-        bool, Field(description="Put copies of the datasets in the collection (Galaxy's default for new collections).")
+        bool, Field(description="Put hidden copies of the datasets in it (Galaxy's default); copied_elements lists them.")
     ] = True,
 ) -> dict[str, Any]:
     """Create a dataset collection in a history from existing datasets: the input for map-over.
 
-    Rules, all checked before anything is created (a refused call changes nothing): element
-    names unique at each level; paired has exactly "forward" and "reverse"; paired_or_unpaired has
-    forward+reverse or a single "unpaired"; nesting depth matches collection_type; src is hda or
-    ldda at the innermost level, new_collection or hdca above it; every id exists and is
-    readable by you. Returns collection_id, hid, name, collection_type, element_count,
-    populated_state, and elements (identifier, element_type, id, state) for at most 50 elements
-    (elements_truncated says when more exist; list them with get_collection_details).
+    Checked before anything is created: names unique per level; paired is "forward" and
+    "reverse"; paired_or_unpaired also a single "unpaired"; depth matches collection_type; src hda
+    or ldda innermost, new_collection or hdca above; every id readable by you. Returns
+    collection_id, hid, name, collection_type, element_count, populated_state, elements
+    (identifier, element_type, id, state; at most 50, elements_truncated if more).
 
     Example: create_collection(history_id="f2db41e1fa331b3e", collection_type="list",
     element_identifiers=[{"name": "s1", "src": "hda", "id": "a1"}, {"name": "s2", "src": "hda", "id": "b2"}])
@@ -120,7 +118,7 @@ STOCK_DESCRIPTIONS = {
     or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
     """,
-    "get_tool_details": """Describe a tool: id, name, version, help; with io_details=True its inputs and outputs.
+    "get_tool_details": """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
 
     With io_details=True each dataset input says how to give it a collection: takes_collection=false
     inputs carry map_over, the exact batch value that runs the tool once per element; true means the
@@ -130,6 +128,6 @@ STOCK_DESCRIPTIONS = {
     Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
     "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
     Errors: [NOT_FOUND] unknown tool id (search_tools finds ids).
-    Next: get_tool_input_schema(tool_id); check_tool_inputs; run_tool(history_id, tool_id, inputs).
+    Next: get_tool_help(tool_id); get_tool_input_schema(tool_id); check_tool_inputs; run_tool.
     """,
 }
