@@ -1,4 +1,4 @@
-"""What a tool is and how it has been run: its own test cases as examples.
+"""What a tool is and how it has been run: its own test cases as examples, and its help.
 
 Galaxy 26.1's stock ``get_tool_run_examples`` reads each test's outputs as objects with a
 ``name`` attribute; Galaxy keeps them as dicts, so every tool with tests answered an
@@ -6,9 +6,19 @@ unexpected server error. This mixin reads the same test descriptions (``tool.tes
 what they are; ``core.tool_examples`` turns each into plain JSON.
 """
 
+import io
 from typing import Any
 
+from galaxy_mcp_analysis.core.byte_range import (
+    clamp_max_bytes,
+    read_chunk,
+)
 from galaxy_mcp_analysis.core.tool_examples import example_from_test
+from galaxy_mcp_analysis.core.tool_help import help_as_text
+from galaxy_mcp_analysis.core.tool_search import (
+    keyword_reasons,
+    ranked,
+)
 
 #: ``tool_version`` standing for every version this Galaxy serves.
 ALL_VERSIONS = "*"
@@ -49,3 +59,98 @@ class ToolInformation:
             "test_cases": test_cases,
             "count": len(test_cases),
         }
+
+    def search_tools_by_keywords(self, keywords: list[str]) -> dict[str, Any]:
+        """Galaxy's tool search per keyword; each hit says which keywords found it and where they occur
+        (stock method overridden: it reported only name/description matches, often none)."""
+        found_by: dict[str, list[str]] = {}
+        for keyword in keywords:
+            for tool_id in self._search_toolbox(keyword):
+                found_by.setdefault(tool_id, []).append(keyword)
+        hits = []
+        for tool_id, matched in found_by.items():
+            tool = self._get_toolbox_tool(tool_id)
+            if tool is None or not tool.allow_user_access(self.trans.user):
+                continue
+            fields = {"name": tool.name or "", "description": tool.description or "", "id": tool.id,
+                      "section": tool.get_panel_section()[1] or ""}
+            hits.append({
+                "id": tool.id,
+                "name": tool.name,
+                "description": tool.description or "",
+                "version": tool.version,
+                "matched_keywords": matched,
+                "matched_in": {keyword: keyword_reasons(keyword, fields) for keyword in matched},
+            })
+        hits = ranked(hits)
+        return {"keywords": keywords, "tools": hits, "count": len(hits)}
+
+    def get_tool_help(
+        self, tool_id: str, tool_version: str | None = None, offset: int = 0, max_bytes: int = 8192
+    ) -> dict[str, Any]:
+        """The tool's help as plain text, a byte range of it, with what else tells how to use it."""
+        tool = self._tool_for(tool_id, tool_version)
+        applied, capped = clamp_max_bytes(max_bytes, self.settings.max_read_bytes)
+        help_source = tool.raw_help
+        text = help_as_text(help_source.content) if help_source is not None else ""
+        encoded = text.encode()
+        # Past the end reads nothing (eof), as peek_dataset_content does; BytesIO cannot seek past 2**63.
+        chunk = read_chunk(io.BytesIO(encoded), min(offset, len(encoded)), applied)
+        section_id, section_name = tool.get_panel_section()
+        return {
+            "tool_id": tool.id,
+            "version": tool.version,
+            "name": tool.name,
+            "description": tool.description or "",
+            "panel_section": {"id": section_id, "name": section_name} if section_id else None,
+            "help_text": chunk.content,
+            "help_format": help_source.format if help_source is not None else None,
+            "help_bytes": len(encoded),
+            "offset": chunk.offset,
+            "next_offset": chunk.next_offset,
+            "eof": chunk.eof,
+            "max_bytes_applied": applied,
+            "capped": capped,
+            "citations": [_citation_text(citation) for citation in tool.citations or []],
+            "requirements": [
+                {"name": requirement.name, "version": requirement.version, "type": requirement.type}
+                for requirement in tool.requirements
+            ],
+            "input_formats": _input_formats(tool.inputs),
+            "output_formats": {name: _output_format(output) for name, output in tool.outputs.items()},
+        }
+
+
+def _citation_text(citation) -> str:
+    """A DOI as ``doi:...`` (Galaxy would fetch its BibTeX from doi.org), else the tool's own BibTeX."""
+    return f"doi:{citation.doi()}" if citation.has_doi() else citation.to_bibtex().strip()
+
+
+def _input_formats(inputs: dict, prefix: str = "") -> dict[str, dict[str, Any]]:
+    """Each data input's accepted datatypes (and collection types), by its flat path."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, parameter in inputs.items():
+        path = f"{prefix}{name}"
+        if parameter.type in ("data", "data_collection"):
+            entry: dict[str, Any] = {"formats": list(getattr(parameter, "extensions", None) or []),
+                                     "optional": bool(parameter.optional)}
+            if parameter.type == "data_collection":
+                entry["collection_types"] = list(parameter.collection_types or [])
+            elif getattr(parameter, "multiple", False):
+                entry["multiple"] = True
+            found[path] = entry
+        for case in getattr(parameter, "cases", None) or []:
+            found.update(_input_formats(case.inputs, f"{path}|"))
+        if parameter.type == "repeat":  # one entry for every block: name[n]|inner
+            found.update(_input_formats(parameter.inputs, f"{path}[n]|"))
+        elif parameter.type == "section":
+            found.update(_input_formats(parameter.inputs, f"{path}|"))
+    return found
+
+
+def _output_format(output) -> str:
+    if getattr(output, "collection", False):
+        return f"collection {output.structure.collection_type or '(type from the input)'}"
+    if output.format_source:
+        return f"the format of input {output.format_source}"
+    return output.format or "data"

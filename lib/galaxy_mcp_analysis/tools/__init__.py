@@ -15,6 +15,7 @@ from galaxy_mcp_analysis.tools import (
     pages,
     reading,
     stock,
+    tool_information,
     tool_inputs,
     workflows,
 )
@@ -25,6 +26,7 @@ CAPABILITIES = (
     making_inputs,
     jobs,
     tool_inputs,
+    tool_information,
     managing,
     workflows,
 )

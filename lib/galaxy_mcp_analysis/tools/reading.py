@@ -32,10 +32,9 @@ def peek_dataset_content(
 
     Returns content plus offset, length, next_offset (null at the end), eof, encoding
     ("utf-8", or "base64" with allow_binary), file_size, extension, state, peek, capped and
-    max_bytes_applied. To read a whole file, call again with offset=next_offset until eof is
-    true; chunks never split a UTF-8 character and, with whole_lines, end at a newline
-    (line_truncated marks a single line longer than max_bytes). gzip text (fastqsanger.gz,
-    vcf_bgzip) is read decompressed and offsets count decompressed bytes (compressed: "gzip").
+    max_bytes_applied. Read on with offset=next_offset until eof; chunks never split a UTF-8
+    character and, with whole_lines, end at a newline (line_truncated: one line > max_bytes).
+    gzip text is read decompressed; offsets count decompressed bytes (compressed: "gzip").
 
     Example: peek_dataset_content(dataset_id="f2db41e1fa331b3e", max_bytes=4096) ->
     {"content": "chr1\t100\t200\n...", "next_offset": 4090, "eof": false, ...}

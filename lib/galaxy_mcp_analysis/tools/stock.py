@@ -96,9 +96,10 @@ STOCK_DESCRIPTIONS = {
     Example: search_tools(query="fastq"). For several words use search_tools_by_keywords.
     Next: get_tool_details(tool_id, io_details=True) for inputs, then run_tool.
     """,
-    "search_tools_by_keywords": """Find tools matching any keyword in name, description or accepted input formats.
+    "search_tools_by_keywords": """Find tools matching any keyword through Galaxy's tool search (name, id, help, ...).
 
-    Returns tools [{id, name, description, versions}] and count.
+    Returns tools [{id, name, description, version, matched_keywords, matched_in {keyword:
+    [name|description|id|section|search index]}}], most keywords first, and count.
     Example: search_tools_by_keywords(keywords=["vcf", "filter"]).
     Next: get_tool_details(tool_id, io_details=True).
     """,

@@ -35,7 +35,7 @@ def get_tool_input_schema(
     "id": "<dataset_id>"}, "column": 1, "style": "num", "order": "DESC", ...}, "schema": {...}}
 
     Errors: [NOT_FOUND] unknown tool or version (search_tools); [AUTHORIZATION_ERROR] history_id
-    not yours. Next: fill the template, check_tool_inputs, then run_tool.
+    not yours. Next: get_tool_help(tool_id); fill the template, check_tool_inputs, run_tool.
     """
     return ops.get_tool_input_schema(tool_id, tool_version=tool_version, history_id=history_id)
 

@@ -1,0 +1,34 @@
+"""MCP declarations for what a tool is (operations in galaxy_mcp_analysis.operations.tool_information)."""
+
+from typing import (
+    Annotated,
+    Any,
+)
+
+from pydantic import Field
+
+from galaxy_mcp_analysis.mcp.declaration import analysis_tool
+from galaxy_mcp_analysis.tools.tool_inputs import (
+    ToolId,
+    ToolVersion,
+)
+
+
+@analysis_tool(title="Read a tool's help", read_only=True, idempotent=True)
+def get_tool_help(
+    ops,
+    tool_id: ToolId,
+    tool_version: ToolVersion = None,
+    offset: Annotated[int, Field(description="Byte offset; pass next_offset to go on.")] = 0,
+    max_bytes: Annotated[int, Field(description="Bytes per call (capped).")] = 8192,
+) -> dict[str, Any]:
+    """Read a tool's help as plain text: what it does, its syntax (e.g. its regex flavour), examples.
+
+    Returns tool_id, version, name, description, panel_section, help_text (from Galaxy's
+    reStructuredText; a byte range: offset, next_offset, eof, help_bytes), citations,
+    requirements [{name, version, type}], input_formats {path: {formats, ...}}, output_formats.
+    Example: get_tool_help(tool_id="Grep1") -> {"help_text": "... \\d matches a digit ...", ...}
+    Errors: [NOT_FOUND] unknown tool or version; [VALIDATION_ERROR] offset < 0, max_bytes < 1.
+    Next: get_tool_input_schema(tool_id), check_tool_inputs, run_tool.
+    """
+    return ops.get_tool_help(tool_id, tool_version=tool_version, offset=offset, max_bytes=max_bytes)
