@@ -57,7 +57,9 @@ def test_every_tool_is_annotated_as_the_table_says(listed):
         assert tool.title == tool.annotations.title
 
 
-def test_annotations_are_truthful(listed):
+def test_annotations_declare_the_hints_of_each_kind_of_tool(listed):
+    """The declared MCP hints (read-only, destructive, open-world) per tool; what each tool does is tested
+    in its own module, not here."""
     hints = {name: tool.annotations for name, tool in listed.items()}
     read_only = {name for name, a in hints.items() if a.read_only_hint}
     # Reading is read-only (and so neither destructive nor changing anything on repeat).

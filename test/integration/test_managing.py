@@ -132,7 +132,8 @@ def test_list_jobs_filters_pages_and_flags(mcp, api_key, other_user_key, history
     everything = mcp.call_ok("list_jobs", history_id=history, api_key=api_key)
     page = mcp.call_ok("list_jobs", history_id=history, limit=1, offset=1, api_key=api_key)
     assert page["jobs"] == everything["jobs"][1:2] and page["total"] == everything["total"] >= 2
-    assert all(job["state"] == "ok" for job in mcp.call_ok("list_jobs", state="ok", api_key=api_key)["jobs"])
+    ok_jobs = mcp.call_ok("list_jobs", history_id=history, state="ok", api_key=api_key)["jobs"]
+    assert job_id in [job["job_id"] for job in ok_jobs] and all(job["state"] == "ok" for job in ok_jobs), ok_jobs
     assert mcp.call_error("list_jobs", state="finished", api_key=api_key).startswith("[VALIDATION_ERROR] state")
     # Another user's listing has none of these jobs, and their private history is refused.
     assert job_id not in [job["job_id"] for job in mcp.call_ok("list_jobs", api_key=other_user_key)["jobs"]]
@@ -359,7 +360,7 @@ def test_one_foreign_item_changes_nothing(galaxy, mcp, api_key, other_user_key):
 # ---- the surface ----
 
 
-def test_the_debugging_tools_point_to_the_repair_and_annotations_are_truthful(mcp):
+def test_the_debugging_tools_point_to_the_repair_and_declare_their_hints(mcp):
     tools = {tool.name: tool for tool in mcp.list_tools()}
     assert "get_job_parameters -> rerun_job" in tools["get_job_errors"].description
     assert "rerun_job" in tools["wait_for_jobs"].description

@@ -4,6 +4,7 @@ structuredContent get the same bytes, through the official client and through pl
 import json
 import urllib.request
 
+import httpx
 import pytest
 
 from conftest import fetch
@@ -111,14 +112,23 @@ def test_history_contents_as_text_is_a_table_of_every_item(galaxy, mcp, api_key,
 
 
 def test_job_logs_as_text_are_raw(galaxy, mcp, api_key, tabular):
-    job_id = mcp.call_ok("get_dataset_details", dataset_id=tabular["id"], api_key=api_key)["dataset"]["creating_job"]
-    result = mcp.call("get_job_errors", {"job_id": job_id, "api_key": api_key})
+    """A job that failed with a stderr: every non-empty log is in the text block raw, nothing else is."""
+    run = mcp.call_ok("run_tool", history_id=tabular["history_id"], tool_id="Cut1", api_key=api_key,
+                      inputs={"input": {"src": "hda", "id": tabular["id"]}, "columnList": "not-a-column",
+                              "delimiter": "T"})
+    [job] = run["jobs"]
+    waited = mcp.call_ok("wait_for_jobs", job_ids=[job["id"]], timeout_seconds=120, api_key=api_key)
+    assert waited["all_terminal"], waited
+    result = mcp.call("get_job_errors", {"job_id": job["id"], "api_key": api_key})
     structured = result.structured_content
     summary, _, logs = text_of(result).partition("\n")
-    assert json.loads(summary)["job_id"] == structured["job_id"] == job_id
-    for field in ("tool_stderr", "tool_stdout", "job_stderr", "job_stdout"):
-        if structured[field]:
-            assert f"--- {field} ({len(structured[field]):,} characters) ---\n{structured[field]}" in logs
+    assert json.loads(summary)["job_id"] == structured["job_id"] == job["id"]
+    assert structured["state"] == "error" and "not-a-column" in structured["tool_stderr"], structured
+    fields = ("tool_stderr", "tool_stdout", "job_stderr", "job_stdout", "command_line", "info")
+    sections = [f"--- {field} ({len(structured[field]):,} characters) ---\n{structured[field]}"
+                for field in fields if isinstance(structured.get(field), str) and structured[field]]
+    assert logs == "\n".join(sections)
+    for field in fields:
         assert field not in json.loads(summary)
 
 
@@ -166,7 +176,13 @@ def test_a_workflow_schema_as_text_writes_each_tool_schema_once(galaxy, mcp, api
     assert len(text) < len(json.dumps(structured, separators=(",", ":")))
 
 
-def test_mcp_routes_are_matched_first(mcp, api_key):
-    """Applied on the live server; what it does to Galaxy's route list: test/unit/test_routes_first.py."""
+def test_mcp_routes_first_is_applied_on_the_live_server(galaxy, mcp, api_key):
+    """The live server applied the patch and answers on /api/mcp with no redirect; the route order it makes
+    in Galaxy's real API route table is checked in test/unit/test_routes_first.py (a separate process's
+    route list is out of this test's reach)."""
     patches = mcp.call_ok("get_server_info", api_key=api_key)["patch_set"]["patches"]
-    assert "mcp-routes-first" in str(patches)
+    assert "mcp-routes-first" in patches, patches
+    answer = httpx.post(galaxy.mcp_url, headers={"x-api-key": api_key, "accept": "application/json, text/event-stream",
+                                                 "mcp-protocol-version": "2025-06-18"},
+                        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, follow_redirects=False, timeout=60)
+    assert answer.status_code == 200 and "peek_dataset_content" in answer.text, answer.text[:300]

@@ -404,6 +404,10 @@ def test_wait_for_jobs_ends_when_a_handler_finishes_the_job(deployment):
     assert [job["state"] for job in waited["jobs"]] == ["ok"]
     handler = next(job["handler"] for job in deployment["jobs"] if job["id"] == deployment["wait"]["job_id"])
     assert handler in deployment["galaxy"].handler_names
+    # The wait returned after the handler's last write to the job (a wait that returned on a stale or guessed
+    # state would come back before it), and within its 110 s timeout (how soon after is a figure, not a bound).
+    lag = deployment["figures"]["wait_lag_seconds"]
+    assert 0 <= lag < 110, lag
 
 
 def test_a_killed_worker_is_replaced_and_later_calls_succeed(deployment):

@@ -146,10 +146,20 @@ def test_every_problem_is_reported_at_once_with_its_path(galaxy, mcp, api_key, i
     assert jobs_of(galaxy, api_key, history_id) == before
 
 
-def test_a_dataset_galaxy_converts_implicitly_is_accepted(mcp, api_key, inputs):
+def test_a_dataset_galaxy_converts_implicitly_is_accepted_and_runs_converted(galaxy, mcp, api_key, inputs):
     check = mcp.call_ok("check_tool_inputs", history_id=inputs["history_id"], tool_id="sort1", api_key=api_key,
                         inputs={"input": ref(inputs["fasta"])})
     assert check["valid"] is True, check["errors"]  # Galaxy converts fasta to tabular itself
+    result = mcp.call_ok("run_tool", history_id=inputs["history_id"], tool_id="sort1", api_key=api_key,
+                         inputs={"input": ref(inputs["fasta"]), "column": "1", "style": "alpha"})
+    [job] = result["jobs"]
+    assert wait_for_jobs_through_mcp(mcp, api_key, [job["id"]]) == {job["id"]: "ok"}
+    # The sort job read Galaxy's tabular conversion of the fasta (">s / ACGT" became one row), not the fasta.
+    [given] = rest(galaxy.galaxy_url, f"/api/jobs/{job['id']}", api_key)["inputs"].values()
+    assert given["id"] != inputs["fasta"], given
+    converted = rest(galaxy.galaxy_url, f"/api/datasets/{given['id']}", api_key)
+    assert converted["extension"] == "tabular", converted["extension"]
+    assert read(mcp, api_key, result["outputs"][0]["id"]) == "s\tACGT\n"
 
 
 def test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run(galaxy, mcp, api_key, inputs):

@@ -99,10 +99,16 @@ def test_input_schema_names_inputs_by_label_with_a_template(mcp, api_key, sort_w
 # ---- the two failures of the issue ----
 
 
+#: ROWS sorted on column 2, numbers descending. The stored step sorts on column 1 ascending, and ROWS
+#: are in neither order, so only a run that applied the step parameters gives this output.
+ROWS_BY_COLUMN_2_DESCENDING = b"chr3\t9\tc\nchr1\t5\tb\nchr2\t3\ta\n"
+
+
 def test_inputs_keyed_by_label_are_invoked_and_followed_to_the_end(galaxy, mcp, api_key, wf_history, table, sort_workflow):
     invoked = mcp.call_ok(
         "invoke_workflow", workflow_id=sort_workflow, history_id=wf_history,
-        inputs={"table": {"src": "hda", "id": table}}, api_key=api_key,
+        inputs={"table": {"src": "hda", "id": table}}, parameters={"sort": {"column": "2", "order": "DESC"}},
+        api_key=api_key,
     )
     assert invoked["inputs_by"] == "label" and invoked["mapped_over"] == []
     details = finished_invocation(mcp, api_key, invoked["id"])
@@ -111,7 +117,7 @@ def test_inputs_keyed_by_label_are_invoked_and_followed_to_the_end(galaxy, mcp, 
     sort_step = next(step for step in progress["steps"] if step["label"] == "sort")
     assert sort_step["jobs"] == {"ok": 1} and progress["failed_steps"] == []
     output = sort_step["outputs"]["out_file1"]["id"]
-    assert content(galaxy, api_key, output) == b"chr1\t5\tb\nchr2\t3\ta\nchr3\t9\tc\n"
+    assert content(galaxy, api_key, output) == ROWS_BY_COLUMN_2_DESCENDING
     by_index = mcp.call_ok(
         "check_workflow_inputs", workflow_id=sort_workflow, history_id=wf_history,
         inputs={"0": {"src": "hda", "id": table}}, api_key=api_key,

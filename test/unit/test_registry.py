@@ -69,26 +69,34 @@ REPO = Path(__file__).parents[2]
 
 
 def test_every_test_patches_md_names_exists_in_the_file_it_names():
-    """The "proved by" column names real tests: `test_x`, `test_y` (file.py) means both are in file.py."""
-    defined: dict[str, set[str]] = {}
-    for path in (REPO / "test").rglob("test_*.py"):
-        # test/unit and test/integration may both have a test_x.py: a name counts in either.
-        defined.setdefault(path.name, set()).update(
-            re.findall(r"^(?:async )?def (test_\w+)", path.read_text(), re.MULTILINE)
-        )
+    """The "proved by" column names real tests: `test_x`, `test_y` (file.py) means both are in file.py.
+    Every name is followed by its file, and every file the column names exists."""
+    files = {path.relative_to(REPO).as_posix(): path for path in (REPO / "test").rglob("test_*.py")}
     rows = [line for line in (REPO / "PATCHES.md").read_text().splitlines() if line.startswith("| `")]
     assert len(rows) == len(PATCHES)
-    missing = []
+    missing, checked = [], 0
     for row in rows:
         proved_by = row.rstrip(" |").rsplit(" | ", 1)[1]
-        # Each run of names is followed by the file that holds them, or by nothing (then: any test file).
-        runs = re.findall(r"((?:`test_\w+`(?:, )?)+)(?: \((?:test/\w+/)?(test_\w+\.py)\))?", proved_by)
+        # A run of names, then its file in parentheses (a remark may follow the file after a colon).
+        runs = re.findall(r"((?:`test_\w+`(?:, )?)+) \(((?:test/\w+/)?test_\w+\.py)[):]", proved_by)
+        named = re.findall(r"`(test_\w+)`", proved_by)
+        in_runs = [name for names, _ in runs for name in re.findall(r"`(test_\w+)`", names)]
+        if in_runs != named:
+            missing.append(f"{row[:40]}: names without their file: {sorted(set(named) - set(in_runs))}")
         for names, file_name in runs:
+            # test/unit and test/integration may both have a test_x.py: a bare file name counts in either.
+            candidates = [path for key, path in files.items() if key == file_name or key.endswith("/" + file_name)]
+            if not candidates:
+                missing.append(f"{file_name}: no such test file")
             for name in re.findall(r"`(test_\w+)`", names):
-                where = [file_name] if file_name else list(defined)
-                if not any(name in defined.get(candidate, ()) for candidate in where):
-                    missing.append(f"{name} ({file_name or 'any file'})")
+                checked += 1
+                if not any(re.search(rf"^(?:async )?def {name}\(", path.read_text(), re.MULTILINE) for path in candidates):
+                    missing.append(f"{name} ({file_name})")
+        for file_name in re.findall(r"(?<![\w/])(test/\w+/test_\w+\.py)", proved_by):
+            if file_name not in files:
+                missing.append(f"{file_name}: no such test file")
     assert not missing, missing
+    assert checked >= len(PATCHES)
 
 
 def test_the_admin_guides_start_up_line_lists_every_patch():
