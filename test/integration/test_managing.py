@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import fetch
+from conftest import fetch, held_upload, wait_for_state
 from galaxy_mcp_analysis.testing import rest
 
 TABLE = "chr1\t30\tb\nchr2\t4\ta\nchr3\t200\tc\nchr10\t4\td\n"
@@ -271,6 +271,71 @@ def test_an_unknown_datatype_refuses_the_whole_update(galaxy, mcp, api_key, othe
     assert (after["name"], after["extension"], after["tags"], after["update_time"]) == (
         before["name"], before["extension"], before["tags"], before["update_time"])
     assert rest(galaxy.galaxy_url, f"/api/histories/{history}/contents", api_key)  # still lists
+
+
+def dataset_view(galaxy, api_key, dataset_id) -> tuple:
+    """What an update could change, and when it last changed, as Galaxy's REST API reads it."""
+    details = rest(galaxy.galaxy_url, f"/api/datasets/{dataset_id}", api_key)
+    return tuple(details[key] for key in ("name", "extension", "deleted", "purged", "tags", "update_time"))
+
+
+def test_a_dataset_in_use_by_an_unfinished_job_keeps_its_datatype(galaxy, mcp, api_key, history, table, held_files):
+    """cat1 on the table and a held upload: the job waits, and the table is its input meanwhile."""
+    upload_job, uploading, release = held_upload(galaxy, mcp, api_key, history, held_files, "in-use.tsv")
+    try:
+        run = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", api_key=api_key,
+                          inputs={"input1": hda(table), "queries": [{"input2": hda(uploading)}]})
+        [job] = run["jobs"]
+        before = dataset_view(galaxy, api_key, table)
+        error = mcp.call_error("update_dataset", dataset_id=table, name="renamed", file_type="txt", api_key=api_key)
+        assert error.startswith(f"[CONFLICT] Dataset {table} is an input or output of a job that has not finished"), error
+        assert "Suggestion:" in error
+        assert dataset_view(galaxy, api_key, table) == before
+    finally:
+        release.set()
+    assert {job["state"] for job in finished(mcp, api_key, [upload_job, job["id"]])} == {"ok"}
+
+
+def test_a_datatype_galaxy_does_not_let_change_is_refused_either_way(galaxy, mcp, api_key, history):
+    """bedstrict is Galaxy's datatype with allow_datatype_change = False: neither away from it nor to it."""
+    strict = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "chr1\t1\t10\n", "ext": "bedstrict"})
+    text = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "chr1\t1\t10\n", "ext": "txt"})
+    assert (strict["extension"], text["extension"]) == ("bedstrict", "txt")
+    before = dataset_view(galaxy, api_key, strict["id"]), dataset_view(galaxy, api_key, text["id"])
+    error = mcp.call_error("update_dataset", dataset_id=strict["id"], name="renamed", file_type="bed", api_key=api_key)
+    assert error.startswith(f"[VALIDATION_ERROR] Dataset {strict['id']} is 'bedstrict', a datatype Galaxy does not"), error
+    error = mcp.call_error("update_dataset", dataset_id=text["id"], name="renamed", file_type="bedstrict",
+                           api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] Galaxy does not let a dataset become 'bedstrict'"), error
+    assert (dataset_view(galaxy, api_key, strict["id"]), dataset_view(galaxy, api_key, text["id"])) == before
+
+
+def test_a_purged_dataset_is_not_changed(galaxy, mcp, api_key):
+    history_id = mcp.call_ok("create_history", name="purged update", api_key=api_key)["id"]
+    dataset = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": "gone\n", "ext": "txt"})["id"]
+    mcp.call_ok("delete_history_items", history_id=history_id, items=[hda(dataset)], purge=True, api_key=api_key)
+    until(lambda: rest(galaxy.galaxy_url, f"/api/datasets/{dataset}", api_key)["purged"], bool, "purge")
+    before = dataset_view(galaxy, api_key, dataset)
+    error = mcp.call_error("update_dataset", dataset_id=dataset, name="renamed", api_key=api_key)
+    assert error.startswith(f"[CONFLICT] Dataset {dataset} has been purged"), error
+    assert dataset_view(galaxy, api_key, dataset) == before
+
+
+def test_a_still_uploading_dataset_is_neither_changed_nor_deleted(galaxy, mcp, api_key, history, held_files):
+    upload_job, uploading, release = held_upload(galaxy, mcp, api_key, history, held_files, "uploading.tsv")
+    try:
+        assert wait_for_state(galaxy, api_key, uploading, "running") == "running"  # its fetch waits on the URL
+        before = dataset_view(galaxy, api_key, uploading)
+        error = mcp.call_error("update_dataset", dataset_id=uploading, name="renamed", api_key=api_key)
+        assert error.startswith(f"[NOT_READY] Dataset {uploading} is still uploading"), error
+        error = mcp.call_error("delete_history_items", history_id=history, items=[hda(uploading)], api_key=api_key)
+        assert error.startswith("[CONFLICT] Nothing was deleted") and "still uploading" in error, error
+        assert dataset_view(galaxy, api_key, uploading)[:4] == before[:4]
+    finally:
+        release.set()
+    assert finished(mcp, api_key, [upload_job])[0]["state"] == "ok"
+    after = rest(galaxy.galaxy_url, f"/api/datasets/{uploading}", api_key)
+    assert (after["name"], after["deleted"]) == (before[0], False)
 
 
 # ---- delete / restore / purge ----

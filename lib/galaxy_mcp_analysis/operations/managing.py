@@ -394,7 +394,7 @@ class ManagingRuns:
                 ErrorCode.CONFLICT, f"Dataset {dataset_id} has been purged; it can no longer be changed.",
                 "Purged datasets cannot be recovered; make the data again.",
             )
-        if hda.state == model.Dataset.states.UPLOAD:
+        if _still_uploading(hda):
             raise AnalysisError(
                 ErrorCode.NOT_READY, f"Dataset {dataset_id} is still uploading.",
                 "Wait with wait_for_jobs(dataset_ids=[...]) and call again.",
@@ -606,6 +606,21 @@ _FIELD_NAMES = {
 }
 
 
+#: Galaxy's upload tools. Their datasets are queued or running while the upload runs: 26.1's fetch API
+#: never sets the 'upload' state, so that state alone does not tell an upload in progress.
+_UPLOAD_TOOLS = frozenset({"__DATA_FETCH__", "upload1"})
+_UNFINISHED = (model.Dataset.states.NEW, model.Dataset.states.QUEUED, model.Dataset.states.RUNNING)
+
+
+def _still_uploading(hda: HistoryDatasetAssociation) -> bool:
+    if hda.state == model.Dataset.states.UPLOAD:
+        return True
+    if hda.state not in _UNFINISHED:
+        return False
+    job = hda.creating_job
+    return job is not None and job.tool_id in _UPLOAD_TOOLS
+
+
 def _item_problem(
     ref: HistoryItemRef, item, history_id: int, action: str, purge: bool, recursive: bool
 ) -> tuple[ErrorCode, str] | None:
@@ -614,7 +629,7 @@ def _item_problem(
     if item.history_id != history_id:
         return ErrorCode.VALIDATION_ERROR, f"{ref.path}: {kind} {ref.id} is in another history."
     if action == "delete":
-        if ref.src == "hda" and item.state == model.Dataset.states.UPLOAD:
+        if ref.src == "hda" and _still_uploading(item):
             return ErrorCode.CONFLICT, f"{ref.path}: dataset {ref.id} is still uploading; wait for it first."
         if ref.src == "hdca" and purge and not recursive:
             return (
