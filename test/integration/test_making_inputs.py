@@ -439,6 +439,8 @@ def test_a_large_list_result_stays_small(galaxy, mcp, api_key, history_id):
     elapsed = time.monotonic() - started
     assert created["element_count"] == count
     assert created["elements_truncated"] is True and created["elements_shown"] == len(created["elements"]) == 50
+    assert (created["copied_count"], len(created["copied_elements"]), created["copied_elements_truncated"]) == (
+        count, 20, True)
     assert len(json.dumps(created)) < 8_000
     print(f"\n10,000-element list through MCP: {elapsed:.1f} s, result {len(json.dumps(created))} bytes")
 

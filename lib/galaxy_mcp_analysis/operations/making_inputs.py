@@ -56,6 +56,9 @@ from galaxy_mcp_analysis.operations.galaxy_tags import is_galaxy_tag
 DETECTED_FILE_TYPES = ("auto",)
 
 
+#: Copies create_collection lists in its result (all are counted in copied_count).
+COPIES_SHOWN = 20
+
 class MakingInputs:
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, services and ``settings``)."""
 
@@ -212,21 +215,27 @@ class MakingInputs:
             **summarize_elements(created["elements"], self._encode_id),
         }
         if copy_elements:
-            result["copied_elements"] = self._copied_elements(created["id"])
+            result.update(self._copied_elements(created["id"]))
         return result
 
-    def _copied_elements(self, collection_id: int) -> list[dict[str, Any]]:
-        """The hidden copies Galaxy made for the new collection's datasets, each with the item it copies:
-        a clean-up has to know them (they are history items of their own)."""
+    def _copied_elements(self, collection_id: int) -> dict[str, Any]:
+        """The hidden copies Galaxy made for the new collection's datasets, each with the item it copies
+        (a clean-up has to know them: they are history items of their own); the first
+        COPIES_SHOWN, with their count (a 10,000-element list keeps a small result)."""
         collection = self.trans.sa_session.get(HistoryDatasetCollectionAssociation, collection_id)
-        copies = []
-        for hda in collection.dataset_instances:
-            source = hda.copied_from_history_dataset_association_id
-            if source is not None:
-                copies.append(
-                    {"source_id": self._encode_id(source), "copy_id": self._encode_id(hda.id), "hid": hda.hid}
-                )
-        return copies
+        copies = [hda for hda in collection.dataset_instances if hda.copied_from_history_dataset_association_id]
+        return {
+            "copied_elements": [
+                {
+                    "source_id": self._encode_id(hda.copied_from_history_dataset_association_id),
+                    "copy_id": self._encode_id(hda.id),
+                    "hid": hda.hid,
+                }
+                for hda in copies[:COPIES_SHOWN]
+            ],
+            "copied_count": len(copies),
+            "copied_elements_truncated": len(copies) > COPIES_SHOWN,
+        }
 
     def _check_element_references(
         self, references: list[ElementReference], hide_source_items: bool, what: str
