@@ -72,3 +72,5 @@ def test_a_keyword_search_says_why_each_tool_matched(mcp, api_key):
     assert hits["Grep1"]["matched_in"] == {"digit": ["search index (help, labels or other indexed text)"]}
     assert hits["sort1"]["matched_keywords"] == ["sort"] and "id" in hits["sort1"]["matched_in"]["sort"]
     assert all(hit["matched_keywords"] for hit in found["tools"]), found
+    twice = mcp.call_ok("search_tools_by_keywords", keywords=["digit", "digit"], api_key=api_key)
+    assert {hit["id"]: hit["matched_keywords"] for hit in twice["tools"]}["Grep1"] == ["digit"], twice

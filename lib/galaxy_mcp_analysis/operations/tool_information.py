@@ -64,7 +64,7 @@ class ToolInformation:
         """Galaxy's tool search per keyword; each hit says which keywords found it and where they occur
         (stock method overridden: it reported only name/description matches, often none)."""
         found_by: dict[str, list[str]] = {}
-        for keyword in keywords:
+        for keyword in dict.fromkeys(keywords):  # a keyword given twice is searched and listed once
             for tool_id in self._search_toolbox(keyword):
                 found_by.setdefault(tool_id, []).append(keyword)
         hits = []
@@ -94,7 +94,7 @@ class ToolInformation:
         help_source = tool.raw_help
         text = help_as_text(help_source.content) if help_source is not None else ""
         encoded = text.encode()
-        # Past the end reads nothing (eof), as peek_dataset_content does; BytesIO cannot seek past 2**63.
+        # An offset past the end reads nothing (eof); BytesIO cannot seek past 2**63.
         chunk = read_chunk(io.BytesIO(encoded), min(offset, len(encoded)), applied)
         section_id, section_name = tool.get_panel_section()
         return {
