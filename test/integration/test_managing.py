@@ -203,9 +203,52 @@ def test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it(
     assert states == {new_job["id"]: "ok", paused_job["id"]: "ok"}
     # The once-paused job read the new output: its own output is the corrected cut.
     assert content(mcp, api_key, waiting["outputs"][0]["id"]) == "30\tchr1\n4\tchr2\n200\tchr3\n4\tchr10\n"
+    [replaced] = rerun["replaced"]
+    assert replaced["failed_dataset_id"] == failing["outputs"][0]["id"] and rerun["still_paused_jobs"] == []
     # Only a failed job's outputs can be replaced.
     error = mcp.call_error("rerun_job", job_id=new_job["id"], replace_outputs=True, api_key=api_key)
     assert error.startswith("[CONFLICT]") and "'ok'" in error, error
+
+
+def test_replace_outputs_puts_the_fix_where_the_failed_output_was(galaxy, mcp, api_key, history, table):
+    """Nothing waits on the failed output: Galaxy's remap alone would hide both the failed output and the
+    new one. The new output takes the failed one's hid and name, visible; the failed one is hidden."""
+    failing = mcp.call_ok("run_tool", history_id=history, tool_id="Cut1", api_key=api_key,
+                          inputs={"input": hda(table), "columnList": "NOT-COLUMNS", "delimiter": "T"})
+    [failed_job], [failed_output] = failing["jobs"], failing["outputs"]
+    assert finished(mcp, api_key, [failed_job["id"]])[0]["state"] == "error"
+    mcp.call_ok("update_dataset", dataset_id=failed_output["id"], name="genes cut", api_key=api_key)
+    rerun = mcp.call_ok("rerun_job", job_id=failed_job["id"], changes={"columnList": "c1"}, replace_outputs=True,
+                        api_key=api_key)
+    [new_job], [new_output] = rerun["jobs"], rerun["outputs"]
+    assert rerun["replaced"] == [{"output_name": "out_file1", "failed_dataset_id": failed_output["id"],
+                                  "dataset_id": new_output["id"], "hid": failed_output["hid"], "name": "genes cut",
+                                  "visible": True}], rerun
+    assert rerun["resumed_jobs"] == [] and rerun["still_paused_jobs"] == []
+    assert finished(mcp, api_key, [new_job["id"]])[0]["state"] == "ok"
+    items = {item[0]: item for item in contents_view(galaxy, api_key, history)}
+    assert items[new_output["id"]][1:3] == (failed_output["hid"], "genes cut") and items[new_output["id"]][4] is True
+    assert items[failed_output["id"]][4] is False
+    # What an agent lists (visible items only) shows the fix at the failed output's hid.
+    shown = mcp.call_ok("get_history_contents", history_id=history, limit=500, api_key=api_key)["contents"]
+    at_hid = [item["id"] for item in shown if item["hid"] == failed_output["hid"] and item.get("visible", True)]
+    assert at_hid == [new_output["id"]], shown
+    assert content(mcp, api_key, new_output["id"]) == "chr1\nchr2\nchr3\nchr10\n"
+
+
+def test_replace_outputs_refuses_a_change_that_maps_over(galaxy, mcp, api_key, history, table):
+    failing = mcp.call_ok("run_tool", history_id=history, tool_id="Cut1", api_key=api_key,
+                          inputs={"input": hda(table), "columnList": "NOT-COLUMNS", "delimiter": "T"})
+    [failed_job] = failing["jobs"]
+    finished(mcp, api_key, [failed_job["id"]])
+    pair = mcp.call_ok("create_collection", history_id=history, collection_type="list", copy_elements=False,
+                       element_identifiers=[{"name": name, "src": "hda", "id": table} for name in "ab"],
+                       api_key=api_key)
+    before = contents_view(galaxy, api_key, history)
+    error = mcp.call_error("rerun_job", job_id=failed_job["id"], replace_outputs=True, api_key=api_key,
+                           changes={"columnList": "c1", "input": {"src": "hdca", "id": pair["collection_id"]}})
+    assert error.startswith("[VALIDATION_ERROR]") and "maps over" in error and pair["collection_id"] in error, error
+    assert contents_view(galaxy, api_key, history) == before
 
 
 # ---- cancel_job ----

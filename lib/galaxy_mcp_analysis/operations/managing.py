@@ -1,10 +1,8 @@
-"""Managing what was run and made: ``list_jobs``, ``get_job_parameters``, ``rerun_job``,
-``cancel_job``, ``update_dataset``, ``delete_history_items``, ``restore_history_items``.
+"""Managing what was run and made: ``list_jobs``, ``cancel_job``, ``update_dataset``,
+``delete_history_items``, ``restore_history_items`` (reading and rerunning a job: ``job_reruns``).
 
 Each goes through Galaxy's own layers: jobs are listed by ``JobsService.index``, read with
-``JobManager.get_accessible_job`` and ``Tool.get_param_values``, rerun through ``run_tool``
-(Galaxy's tool request, with ``rerun_remap_job_id`` for replace_outputs) and stopped by
-``JobManager.stop``; datasets are changed through ``HistoriesContentsService.update`` (whose
+``JobManager.get_accessible_job`` and stopped by ``JobManager.stop``; datasets are changed through ``HistoriesContentsService.update`` (whose
 datatype change starts Galaxy's set-metadata job); items are deleted through
 ``HistoriesContentsService.delete`` and restored through its bulk ``undelete``. Every item and
 field is checked first, with Galaxy's managers; only then is anything changed.
@@ -53,7 +51,6 @@ from galaxy_mcp_analysis.core.managing import (
     dataset_update,
     history_item_refs,
     HistoryItemRef,
-    merge_changes,
 )
 from galaxy_mcp_analysis.operations.galaxy_tags import (
     is_galaxy_tag,
@@ -65,10 +62,6 @@ MAX_LISTED_JOBS = 500
 #: Largest offset accepted: PostgreSQL's OFFSET is a bigint, and no history has this many jobs.
 MAX_OFFSET = 2**31 - 1
 JOB_STATES = tuple(state.value for state in JobState)
-#: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs).
-FAILED_JOB_STATES = ("error", "failed")
-#: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
-REMAP_KEY = "rerun_remap_job_id"
 #: Which problem code a refused delete/restore reports when several kinds occur (the first wins).
 _CODE_ORDER = (ErrorCode.AUTHORIZATION_ERROR, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT, ErrorCode.VALIDATION_ERROR)
 
@@ -156,31 +149,6 @@ class ManagingRuns:
         ]
         return outputs
 
-    # ---- get_job_parameters ----
-
-    def get_job_parameters(self, job_id: str) -> dict[str, Any]:
-        """What the job ran with: run_tool-shaped ``inputs``, and a labelled list of every value."""
-        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
-        tool = self._tool_of(job, job_id)
-        recorded = self._recorded(job, tool)
-        if not tool.is_workflow_compatible:
-            # An upload's request holds staging details (server paths among them), and it is not rerun.
-            recorded.inputs = {}
-            recorded.notes.append("Galaxy does not rerun this tool (an upload or data source); inputs are left out.")
-        return {
-            "job_id": job_id,
-            "tool_id": job.tool_id,
-            "tool_version": job.tool_version,
-            "state": job.state,
-            "history_id": self.trans.security.encode_id(job.history_id) if job.history_id else None,
-            "inputs": recorded.inputs,
-            "parameters": recorded.parameters,
-            "datasets": recorded.datasets,
-            "outputs": self._job_outputs(job),
-            "rerunnable": bool(tool.is_workflow_compatible),
-            **({"notes": recorded.notes} if recorded.notes else {}),
-        }
-
     def _decoded_job_id(self, job_id: str) -> int:
         try:
             return self.trans.security.decode_id(job_id)
@@ -190,99 +158,6 @@ class ManagingRuns:
                 f"job_id {job_id[:40]!r} is not a valid encoded id.",
                 "Job ids come from run_tool's `jobs`, list_jobs or wait_for_jobs.",
             ) from None
-
-    def _tool_of(self, job: Job, job_id: str):
-        tool = self.app.toolbox.get_tool(
-            job.tool_id,
-            job.tool_version,
-            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
-            user=self.trans.user,
-        )
-        if tool is None:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"Job {job_id} ran tool {job.tool_id!r} version {job.tool_version}, which this Galaxy no longer has.",
-                "Find a current version with search_tools and run it with run_tool.",
-            )
-        return tool
-
-    def _recorded(self, job: Job, tool) -> "RecordedState":
-        notes = []
-        try:
-            values = tool.get_param_values(job, ignore_errors=False)
-        except Exception:  # a parameter changed type since the job ran: keep what still reads
-            values = tool.get_param_values(job, ignore_errors=True)
-            notes.append("Some recorded values no longer fit the tool's current parameters; they were left out.")
-        recorded = RecordedState(self.app, self.trans.security.encode_id)
-        recorded.inputs = recorded.walk(tool.inputs, values, "")
-        recorded.notes = notes + recorded.notes
-        return recorded
-
-    # ---- rerun_job ----
-
-    def rerun_job(
-        self,
-        job_id: str,
-        changes: dict[str, Any] | None = None,
-        history_id: str | None = None,
-        replace_outputs: bool = False,
-    ) -> dict[str, Any]:
-        """The job's tool run again on its recorded inputs with ``changes`` laid over them, through run_tool."""
-        if changes and REMAP_KEY in changes:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"changes may not set {REMAP_KEY}; it is not a parameter of the tool.",
-                "Pass replace_outputs=true to replace this failed job's outputs.",
-            )
-        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
-        tool = self._tool_of(job, job_id)
-        if not tool.is_workflow_compatible:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"Job {job_id} ran {job.tool_id!r}, which Galaxy does not rerun (uploads and data sources).",
-                "Upload the data again (create_dataset_from_text or upload_file_from_url).",
-            )
-        job_history = self.trans.security.encode_id(job.history_id)
-        target_history = history_id or job_history
-        resumed: list[int] = []
-        if replace_outputs:
-            resumed = self._check_replaceable(job, job_id, target_history, job_history)
-        inputs = merge_changes(self._recorded(job, tool).inputs, changes, conditional_selectors(tool.inputs))
-        if replace_outputs:
-            # Galaxy's rerun-and-remap: read from the tool request itself (tools.expand_incoming).
-            inputs[REMAP_KEY] = job_id
-        result = self.run_tool(target_history, job.tool_id, inputs)
-        result["rerun_of"] = job_id
-        result["replaced_outputs"] = replace_outputs
-        if replace_outputs:
-            result["resumed_jobs"] = [self.trans.security.encode_id(paused) for paused in resumed]
-        return result
-
-    def _check_replaceable(self, job: Job, job_id: str, target_history: str, job_history: str) -> list[int]:
-        """Refuse replace_outputs unless Galaxy's remap can do what it says; the paused jobs it will resume."""
-        self._owned_job_history(job, job_id, "replace its outputs")
-        if job.state not in FAILED_JOB_STATES:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Job {job_id} is {job.state!r}; replace_outputs only replaces the outputs of a failed job "
-                "(state error).",
-                "Rerun without replace_outputs to make new outputs, or pass the id of the failed job.",
-            )
-        if target_history != job_history:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                "replace_outputs puts the new outputs where the failed ones were, in the job's own history; "
-                f"history_id {target_history} is another history.",
-                "Leave history_id out with replace_outputs=true.",
-            )
-        return sorted(
-            {
-                dependent.job.id
-                for output in job.output_datasets
-                for dependent in output.dataset.dependent_jobs
-                if dependent.job.state == "paused" and dependent.job.user_id == job.user_id
-            }
-        )
 
     def _owned_job_history(self, job: Job, job_id: str, action: str):
         """The job's history if it is the caller's (Galaxy's HistoryManager decides), else a coded error."""
@@ -643,129 +518,3 @@ def _item_problem(
         return ErrorCode.CONFLICT, f"{ref.path}: collection {ref.id} has purged datasets; it cannot be restored whole."
     return None
 
-
-def conditional_selectors(inputs: dict, names: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
-    """Path (parameter names, repeat indices left out) -> test parameter name, of every conditional of a tool."""
-    selectors: dict[tuple[str, ...], str] = {}
-    for parameter in inputs.values():
-        here = names + (parameter.name,)
-        if parameter.type == "conditional":
-            selectors[here] = parameter.test_param.name
-            for case in parameter.cases:
-                selectors.update(conditional_selectors(case.inputs, here))
-        elif parameter.type in ("repeat", "section"):
-            selectors.update(conditional_selectors(parameter.inputs, here))
-    return selectors
-
-
-class RecordedState:
-    """A job's parameter values (Galaxy's objects) as run_tool-shaped inputs, plus a labelled list of each."""
-
-    def __init__(self, app, encode_id):
-        self.app = app
-        self.encode_id = encode_id
-        self.inputs: dict[str, Any] = {}
-        self.parameters: list[dict[str, Any]] = []
-        self.datasets: list[dict[str, Any]] = []
-        self.notes: list[str] = []
-
-    def walk(self, inputs: dict, values: dict, prefix: str) -> dict[str, Any]:
-        state: dict[str, Any] = {}
-        for parameter in inputs.values():
-            name = parameter.name
-            if name not in values:
-                self.notes.append(f"{prefix}{name}: added to the tool after this job ran; Galaxy's default applies.")
-                continue
-            value = values[name]
-            if parameter.type == "repeat":
-                state[name] = [
-                    self.walk(parameter.inputs, block, f"{prefix}{name}_{index}|") for index, block in enumerate(value)
-                ]
-            elif parameter.type == "section":
-                state[name] = self.walk(parameter.inputs, value, f"{prefix}{name}|")
-            elif parameter.type == "conditional":
-                state[name] = self._conditional(parameter, value, f"{prefix}{name}|")
-            elif parameter.type in ("data", "data_collection"):
-                state[name] = self._data(parameter, value, f"{prefix}{name}")
-            elif parameter.type == "upload_dataset":
-                continue  # uploads are not rerun
-            else:
-                state[name] = self._plain(parameter, value, f"{prefix}{name}")
-        return state
-
-    def _conditional(self, parameter, value: dict, prefix: str) -> dict[str, Any]:
-        test = parameter.test_param
-        case = value.get("__current_case__")
-        if case is None or not 0 <= case < len(parameter.cases):
-            self.notes.append(f"{prefix[:-1]}: the recorded branch no longer exists; Galaxy's default applies.")
-            return {}
-        branch = {test.name: self._plain(test, value.get(test.name), f"{prefix}{test.name}")}
-        branch.update(self.walk(parameter.cases[case].inputs, value, prefix))
-        return branch
-
-    def _data(self, parameter, value: Any, path: str) -> Any:
-        references, shown = [], []
-        for item in value if isinstance(value, list) else [value]:
-            reference = self._reference(item)
-            if reference is None:
-                continue
-            references.append(reference)
-            name = getattr(item, "name", None) or getattr(item, "element_identifier", None)
-            entry = {"path": path, "name": name}
-            entry["dataset_id" if reference["src"] in ("hda", "ldda") else "collection_id"] = reference["id"]
-            entry["src"] = reference["src"]
-            self.datasets.append(entry)
-            hid = getattr(item, "hid", None)
-            shown.append(f"{hid}: {name}" if hid is not None else name)
-        label = parameter.label or parameter.name
-        self.parameters.append({"path": path, "label": label, "value": shown or None})
-        if getattr(parameter, "multiple", False):
-            return references or None
-        return references[0] if references else None
-
-    def _reference(self, item: Any) -> dict[str, str] | None:
-        if isinstance(item, HistoryDatasetAssociation):
-            return {"src": "hda", "id": self.encode_id(item.id)}
-        if isinstance(item, HistoryDatasetCollectionAssociation):
-            return {"src": "hdca", "id": self.encode_id(item.id)}
-        if isinstance(item, model.DatasetCollectionElement):
-            return {"src": "dce", "id": self.encode_id(item.id)}
-        if isinstance(item, model.LibraryDatasetDatasetAssociation):
-            return {"src": "ldda", "id": self.encode_id(item.id)}
-        return None
-
-    def _plain(self, parameter, value: Any, path: str) -> Any:
-        basic = parameter.value_to_basic(value, self.app, use_security=True)
-        request = _request_typed(parameter, basic)
-        if parameter.type != "hidden":
-            self.parameters.append(
-                {
-                    "path": path,
-                    "label": parameter.label or parameter.name,
-                    "value": parameter.value_to_display_text(value),
-                }
-            )
-        return request
-
-
-def _request_typed(parameter, basic: Any) -> Any:
-    """A basic (JSON) parameter value in the type Galaxy's tool request model gives that parameter."""
-    kind = parameter.type
-    if basic is None or isinstance(basic, dict):
-        return basic
-    try:
-        if kind == "integer":
-            return int(basic) if basic != "" else None
-        if kind == "float":
-            return float(basic) if basic != "" else None
-        if kind == "boolean":
-            return basic if isinstance(basic, bool) else str(basic).lower() == "true"
-        if kind == "data_column":
-            columns = basic if isinstance(basic, list) else [basic]
-            numbers = [int(str(column).lstrip("c")) for column in columns if str(column) != ""]
-            if getattr(parameter, "multiple", False):
-                return numbers or None
-            return numbers[0] if numbers else None
-    except (TypeError, ValueError):
-        return basic
-    return basic

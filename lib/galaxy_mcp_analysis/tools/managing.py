@@ -62,13 +62,14 @@ def rerun_job(
     ] = None,
     history_id: Annotated[HistoryId | None, Field(description="Default: the job's history.")] = None,
     replace_outputs: Annotated[
-        bool, Field(description="Failed job only: new outputs replace the failed ones; paused jobs resume on them.")
+        bool, Field(description="Failed job only: new outputs take the failed ones' places; paused jobs resume on them.")
     ] = False,
 ) -> dict[str, Any]:
     """Run a job's tool again on its recorded inputs with changes laid over them, checked as run_tool checks.
 
-    A new conditional selector drops the old branch. Returns run_tool's result plus rerun_of (and
-    resumed_jobs: replace_outputs rewires paused jobs, hence destructive).
+    A new conditional selector drops the old branch. Returns run_tool's result plus rerun_of; with
+    replace_outputs also replaced (each new output's hid, name, visibility: the failed one's, which is
+    hidden) and resumed_jobs (it rewires paused jobs, hence destructive).
     Example: rerun_job(job_id="...", changes={"columnList": "c1,c2"}).
     Errors (nothing runs): [VALIDATION_ERROR] changes that do not fit; [CONFLICT] replace_outputs on a job
     that did not fail; [AUTHORIZATION_ERROR] not yours.

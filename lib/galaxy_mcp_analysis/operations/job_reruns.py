@@ -1,0 +1,215 @@
+"""Reading and rerunning a job: ``get_job_parameters`` and ``rerun_job``.
+
+A job's recorded values are read with ``Tool.get_param_values`` (``operations.recorded_state``)
+and rerun through ``run_tool`` (so the preflight checks the changed request like any other).
+``replace_outputs`` is Galaxy's rerun-and-remap (``rerun_remap_job_id`` in the tool request):
+Galaxy hides the new job's outputs and the failed ones, and hands the new outputs to the jobs that
+were paused on the failed ones. With nothing waiting, that leaves the fix hidden, so afterwards each
+new output takes the failed one's place in the history (its name, hid and visibility), and the
+result lists what was replaced (``core.reruns``).
+"""
+
+from typing import Any
+
+from galaxy.model import Job
+from galaxy.schema import SerializationParams
+from galaxy.schema.schema import HistoryContentType
+from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
+
+from galaxy_mcp_analysis.core.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+from galaxy_mcp_analysis.core.managing import merge_changes
+from galaxy_mcp_analysis.core.reruns import (
+    OutputPlace,
+    placements,
+)
+from galaxy_mcp_analysis.operations.recorded_state import (
+    conditional_selectors,
+    RecordedState,
+)
+
+#: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs).
+FAILED_JOB_STATES = ("error", "failed")
+#: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
+REMAP_KEY = "rerun_remap_job_id"
+
+
+class JobReruns:
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``run_tool`` and
+    ``preflight``, and the job helpers of ``DebuggingJobs`` and ``ManagingRuns``)."""
+
+    # ---- get_job_parameters ----
+
+    def get_job_parameters(self, job_id: str) -> dict[str, Any]:
+        """What the job ran with: run_tool-shaped ``inputs``, and a labelled list of every value."""
+        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
+        tool = self._tool_of(job, job_id)
+        recorded = self._recorded(job, tool)
+        if not tool.is_workflow_compatible:
+            # An upload's request holds staging details (server paths among them), and it is not rerun.
+            recorded.inputs = {}
+            recorded.notes.append("Galaxy does not rerun this tool (an upload or data source); inputs are left out.")
+        return {
+            "job_id": job_id,
+            "tool_id": job.tool_id,
+            "tool_version": job.tool_version,
+            "state": job.state,
+            "history_id": self.trans.security.encode_id(job.history_id) if job.history_id else None,
+            "inputs": recorded.inputs,
+            "parameters": recorded.parameters,
+            "datasets": recorded.datasets,
+            "outputs": self._job_outputs(job),
+            "rerunnable": bool(tool.is_workflow_compatible),
+            **({"notes": recorded.notes} if recorded.notes else {}),
+        }
+
+
+    def _tool_of(self, job: Job, job_id: str):
+        tool = self.app.toolbox.get_tool(
+            job.tool_id,
+            job.tool_version,
+            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
+            user=self.trans.user,
+        )
+        if tool is None:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"Job {job_id} ran tool {job.tool_id!r} version {job.tool_version}, which this Galaxy no longer has.",
+                "Find a current version with search_tools and run it with run_tool.",
+            )
+        return tool
+
+    def _recorded(self, job: Job, tool) -> "RecordedState":
+        notes = []
+        try:
+            values = tool.get_param_values(job, ignore_errors=False)
+        except Exception:  # a parameter changed type since the job ran: keep what still reads
+            values = tool.get_param_values(job, ignore_errors=True)
+            notes.append("Some recorded values no longer fit the tool's current parameters; they were left out.")
+        recorded = RecordedState(self.app, self.trans.security.encode_id)
+        recorded.inputs = recorded.walk(tool.inputs, values, "")
+        recorded.notes = notes + recorded.notes
+        return recorded
+
+    # ---- rerun_job ----
+
+    def rerun_job(
+        self,
+        job_id: str,
+        changes: dict[str, Any] | None = None,
+        history_id: str | None = None,
+        replace_outputs: bool = False,
+    ) -> dict[str, Any]:
+        """The job's tool run again on its recorded inputs with ``changes`` laid over them, through run_tool."""
+        if changes and REMAP_KEY in changes:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"changes may not set {REMAP_KEY}; it is not a parameter of the tool.",
+                "Pass replace_outputs=true to replace this failed job's outputs.",
+            )
+        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
+        tool = self._tool_of(job, job_id)
+        if not tool.is_workflow_compatible:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Job {job_id} ran {job.tool_id!r}, which Galaxy does not rerun (uploads and data sources).",
+                "Upload the data again (create_dataset_from_text or upload_file_from_url).",
+            )
+        job_history = self.trans.security.encode_id(job.history_id)
+        target_history = history_id or job_history
+        inputs = merge_changes(self._recorded(job, tool).inputs, changes, conditional_selectors(tool.inputs))
+        if not replace_outputs:
+            result = self.run_tool(target_history, job.tool_id, inputs)
+            result.update(rerun_of=job_id, replaced_outputs=False)
+            return result
+        paused = self._check_replaceable(job, job_id, target_history, job_history)
+        self._check_one_job(tool, inputs, job_id)
+        failed = _places(job)
+        # Galaxy's rerun-and-remap: read from the tool request itself (tools.expand_incoming).
+        inputs[REMAP_KEY] = job_id
+        result = self.run_tool(target_history, job.tool_id, inputs)
+        result.update(rerun_of=job_id, replaced_outputs=True)
+        self._take_places(result, failed)
+        # Galaxy resumes the paused jobs inside a remap that logs and swallows its own failures: say what happened.
+        states = {paused_id: self.trans.sa_session.get(Job, paused_id).state for paused_id in paused}
+        encode = self.trans.security.encode_id
+        result["resumed_jobs"] = [encode(paused_id) for paused_id, state in states.items() if state != "paused"]
+        result["still_paused_jobs"] = [encode(paused_id) for paused_id, state in states.items() if state == "paused"]
+        return result
+
+    def _check_one_job(self, tool, inputs: dict[str, Any], job_id: str) -> None:
+        """replace_outputs swaps one job's outputs for another's: a request that maps over is refused before it runs."""
+        mapped_over = self.preflight(tool, inputs, raise_problems=True).mapped_over
+        if mapped_over:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"With these changes the rerun of job {job_id} maps over {mapped_over[0]['collection_id']} and "
+                "would make one job per element; replace_outputs replaces the outputs of one job with one job's.",
+                "Give a single dataset in changes, or rerun without replace_outputs.",
+            )
+
+    def _take_places(self, result: dict[str, Any], failed: list[OutputPlace]) -> None:
+        """Each new output takes its failed counterpart's name, hid and visibility; the failed one is hidden."""
+        [made] = result["jobs"]
+        new_job = self.trans.sa_session.get(Job, self.trans.security.decode_id(made["id"]))
+        paired, unpaired = placements(failed, _places(new_job))
+        made_outputs = {association.dataset.id: association.dataset for association in new_job.output_datasets}
+        contents = self.app[HistoriesContentsService]
+        encode = self.trans.security.encode_id
+        replaced = []
+        for placement in paired:
+            place = placement.place
+            for dataset, payload in ((place.dataset, {"visible": False}),
+                                     (placement.dataset, {"visible": place.visible} | ({"name": place.name} if place.name else {}))):
+                contents.update(self.trans, history_id=None, id=dataset, payload=payload,
+                                serialization_params=SerializationParams(view="summary"),
+                                contents_type=HistoryContentType.dataset)
+            # The hid is no editable field; Galaxy's own remap gives a dependent's new input the old hid the same way.
+            made_outputs[placement.dataset].hid = place.hid
+            replaced.append({"output_name": place.output_name, "failed_dataset_id": encode(place.dataset),
+                             "dataset_id": encode(placement.dataset), "hid": place.hid, "name": place.name,
+                             "visible": place.visible})
+        self.trans.sa_session.commit()
+        shown = {entry["dataset_id"]: entry for entry in replaced}
+        for output in result.get("outputs", []):
+            if output.get("id") in shown:
+                output.update({field: shown[output["id"]][field] for field in ("hid", "name", "visible")})
+        result["replaced"] = replaced
+        if unpaired:
+            result["not_replaced"] = unpaired
+
+    def _check_replaceable(self, job: Job, job_id: str, target_history: str, job_history: str) -> list[int]:
+        """Refuse replace_outputs unless Galaxy's remap can do what it says; the paused jobs it will resume."""
+        self._owned_job_history(job, job_id, "replace its outputs")
+        if job.state not in FAILED_JOB_STATES:
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Job {job_id} is {job.state!r}; replace_outputs only replaces the outputs of a failed job "
+                "(state error).",
+                "Rerun without replace_outputs to make new outputs, or pass the id of the failed job.",
+            )
+        if target_history != job_history:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                "replace_outputs puts the new outputs where the failed ones were, in the job's own history; "
+                f"history_id {target_history} is another history.",
+                "Leave history_id out with replace_outputs=true.",
+            )
+        return sorted(
+            {
+                dependent.job.id
+                for output in job.output_datasets
+                for dependent in output.dataset.dependent_jobs
+                if dependent.job.state == "paused" and dependent.job.user_id == job.user_id
+            }
+        )
+
+
+def _places(job: Job) -> list[OutputPlace]:
+    return [
+        OutputPlace(association.name, association.dataset.id, association.dataset.hid, association.dataset.name,
+                    bool(association.dataset.visible))
+        for association in job.output_datasets
+    ]
