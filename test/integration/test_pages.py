@@ -55,6 +55,24 @@ def test_create_and_read_back_a_notebook(mcp, api_key, notebook_history, page):
     # Only rendering replaces the inline embed by the dataset's name ("counts"); the source keeps the directive.
     assert "Counts come from counts." in rendered["content"]
     assert "history_dataset_name" not in rendered["content"] and "history_dataset_name" in read["content_editor"]
+    # rendered_content is Galaxy's export of the page: every embed replaced by what it shows.
+    shown = rendered["rendered_content"]
+    assert "```galaxy" not in shown and "mecA" in shown and "isolates" in shown, shown
+    assert "Counts come from counts." in shown and rendered["rendered_truncated"] is False
+    assert rendered["rendered_bytes"] == len(shown.encode())
+
+
+def test_a_rendered_page_is_bounded(galaxy, mcp, api_key, notebook_history):
+    """Galaxy embeds up to 1 MB of each dataset; an agent gets the first 32 KB and is told so."""
+    rows = "".join(f"gene{row}\t{row}\n" for row in range(20000))
+    large = fetch(galaxy, api_key, notebook_history["history_id"], {"src": "pasted", "paste_content": rows,
+                                                                   "ext": "tabular", "name": "large counts"})
+    page = mcp.call_ok("create_page", history_id=notebook_history["history_id"], api_key=api_key,
+                       content=f"```galaxy\nhistory_dataset_display(history_dataset_id={large['id']})\n```\n")
+    rendered = mcp.call_ok("get_page", page_id=page["page_id"], include_rendered=True, api_key=api_key)
+    assert rendered["rendered_truncated"] is True and rendered["rendered_bytes"] > 200_000, rendered["rendered_bytes"]
+    assert 30_000 < len(rendered["rendered_content"].encode()) <= 32768
+    assert "large counts" in rendered["rendered_content"] and "<td>gene100</td>" in rendered["rendered_content"]
 
 
 def test_list_pages_own_history_filter_search_and_paging(mcp, api_key, notebook_history, page):
@@ -150,6 +168,7 @@ def test_revisions_read_and_revert(mcp, api_key, notebook_history, page):
                            api_key=api_key)
     assert rendered["content_editor"] == old["content_editor"]
     assert "Counts come from counts." in rendered["content"] and "history_dataset_name" not in rendered["content"]
+    assert "mecA" in rendered["rendered_content"] and "```galaxy" not in rendered["rendered_content"]
     reverted = mcp.call_ok("revert_page_revision", page_id=page["page_id"], revision_id=first, api_key=api_key)
     assert reverted["edit_source"] == "restore"
     listed = revisions(mcp, api_key, page["page_id"])

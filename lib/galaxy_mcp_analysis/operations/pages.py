@@ -6,10 +6,12 @@ saved and its latest revision stays the latest: the syntax by core.page_directiv
 (exactly Galaxy's verdict, explained), the ids it embeds through Galaxy's managers.
 """
 
+import io
 from typing import Any
 
 from galaxy import exceptions
 from galaxy.managers import base as managers_base
+from galaxy.managers.markdown_util import to_basic_markdown
 from galaxy.managers.histories import HistoryManager
 from galaxy.managers.jobs import JobManager
 from galaxy.managers.pages import PageManager
@@ -19,6 +21,7 @@ from galaxy.schema.schema import (
     UpdatePagePayload,
 )
 
+from galaxy_mcp_analysis.core.byte_range import read_chunk
 from galaxy_mcp_analysis.core.page_directives import (
     diagnose,
     DirectiveProblem,
@@ -37,6 +40,8 @@ AGENT_EDIT_SOURCE = "agent"
 #: Bounds of list_pages arguments the database must accept (SQL integers; sqlite's LIKE pattern limit).
 MAX_OFFSET = 2**31 - 1
 MAX_SEARCH_LENGTH = 1000
+#: Bytes of a rendered page returned at most: Galaxy embeds up to 1 MB of each dataset, images in base64.
+RENDERED_MAX_BYTES = 32768
 #: Page fields an agent needs; Galaxy's serialization carries more (email hashes, ...).
 PAGE_FIELDS = (
     "id", "title", "slug", "history_id", "username", "published", "importable", "deleted",
@@ -95,7 +100,10 @@ class NotebookPages:
 
     def get_page(self, page_id: str, include_rendered: bool = False) -> dict[str, Any]:
         details = self.pages_service.show(self.trans, self._decode(page_id)).model_dump(mode="json")
-        return self._page_result(details, include_rendered)
+        result = self._page_result(details, include_rendered)
+        if include_rendered:
+            result.update(self._rendered(self._accessible_page(page_id).latest_revision))
+        return result
 
     def create_page(
         self,
@@ -150,9 +158,7 @@ class NotebookPages:
 
     def get_page_revision(self, page_id: str, revision_id: str, include_rendered: bool = False) -> dict[str, Any]:
         # Galaxy's PageRevisionDetails keeps only the rendered form; the manager has both.
-        page = managers_base.get_object(
-            self.trans, self._decode(page_id), "Page", check_ownership=False, check_accessible=True
-        )
+        page = self._accessible_page(page_id)
         manager = self.app[PageManager]
         revision = manager.get_revision(self.trans, page, self._decode(revision_id))
         exported = manager.rewrite_content_for_export(self.trans, {**revision.to_dict(), "page_id": page.id})
@@ -168,6 +174,7 @@ class NotebookPages:
         }
         if include_rendered:
             result["content"] = exported.get("content")
+            result.update(self._rendered(revision))
         return result
 
     def revert_page_revision(self, page_id: str, revision_id: str) -> dict[str, Any]:
@@ -189,6 +196,28 @@ class NotebookPages:
 
     def _decode(self, encoded_id: str) -> int:
         return self.trans.security.decode_id(encoded_id)
+
+    def _accessible_page(self, page_id: str):
+        return managers_base.get_object(
+            self.trans, self._decode(page_id), "Page", check_ownership=False, check_accessible=True
+        )
+
+    def _rendered(self, revision) -> dict[str, Any]:
+        """The revision as Galaxy renders it for export (to_basic_markdown: every embed expanded), bounded."""
+        if revision.content_format != "markdown":
+            return {"rendered_content": None, "rendered_error": "Galaxy renders only markdown pages; this one is "
+                    f"{revision.content_format}."}
+        try:
+            rendered = to_basic_markdown(self.trans, revision.content or "")
+        except (exceptions.MessageException, OSError) as e:
+            # An embedded item this user may no longer read, or whose file is gone (purged).
+            message = e.err_msg if isinstance(e, exceptions.MessageException) else "an embedded dataset's file is gone"
+            return {"rendered_content": None, "rendered_error": f"Galaxy cannot render this page: {message}. "
+                    "validate_page_content(content_editor) names the embed."}
+        encoded = rendered.encode()
+        # Galaxy renders a table as one line of HTML: cut at a character, not at a line.
+        chunk = read_chunk(io.BytesIO(encoded), 0, RENDERED_MAX_BYTES, whole_lines=False)
+        return {"rendered_content": chunk.content, "rendered_bytes": len(encoded), "rendered_truncated": not chunk.eof}
 
     def _content_problems(self, content: str) -> list[DirectiveProblem]:
         syntax = diagnose(content, internal=False)

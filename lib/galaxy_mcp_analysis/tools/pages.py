@@ -13,7 +13,7 @@ from galaxy_mcp_analysis.mcp.params import HistoryId
 PageId = Annotated[str, Field(description="Encoded page id, e.g. from list_pages or create_page.")]
 RevisionId = Annotated[str, Field(description="Encoded revision id, from list_page_revisions.")]
 IncludeRendered = Annotated[
-    bool, Field(description="Also return `content` with embeds expanded (larger); editing needs only content_editor.")
+    bool, Field(description="Also return rendered_content: the page as Galaxy exports it, embeds expanded (first 32 KB).")
 ]
 PageContent = Annotated[str, Field(description="The whole page as Galaxy-flavoured markdown (see the rules above).")]
 
@@ -56,8 +56,7 @@ def list_pages(
 def get_page(ops, page_id: PageId, include_rendered: IncludeRendered = False) -> dict[str, Any]:
     """Read a page: its metadata and content_editor, the editable markdown of its latest revision.
 
-    Edit content_editor and pass it whole to update_page. include_rendered adds `content` with
-    embeds expanded. Example: get_page(page_id="1cd8e2f6b131e891").
+    Edit content_editor and pass it whole to update_page. Example: get_page(page_id="1cd8e2f6b131e891").
     Errors: [NOT_FOUND] unknown page; [AUTHORIZATION_ERROR] another user's unshared page.
     Next: update_page, list_page_revisions.
     """
