@@ -105,10 +105,27 @@ def test_history_contents_as_text_is_a_table_of_every_item(galaxy, mcp, api_key,
     assert summary["history_id"] == history_id and summary["pagination"] == structured["pagination"]
     assert lines[1] == f"contents: {len(structured['contents'])} rows"
     header = lines[2].split("\t")
-    rows = [dict(zip(header, line.split("\t"))) for line in lines[3:]]
+    rows = table_rows(lines)
     assert [row["id"] for row in rows] == [item["id"] for item in structured["contents"]]
     assert {row["id"]: row["name"] for row in rows}[second["id"]] == json.dumps("second\titem")
     assert len(lines[0]) + sum(map(len, lines[1:])) < len(json.dumps(structured))
+    assert header[:5] == ["hid", "id", "name", "history_content_type", "state"] and "url" not in header
+
+
+def test_collection_elements_as_text_carry_no_html_peeks(galaxy, mcp, api_key, tabular):
+    """Galaxy details each element's dataset in about 40 fields, its HTML peek among them; the text
+    table keeps what an agent acts on and names the rest, which structuredContent keeps."""
+    made = mcp.call_ok("create_collection", history_id=tabular["history_id"], collection_type="list",
+                       element_identifiers=[{"name": "only", "src": "hda", "id": tabular["id"]}], api_key=api_key)
+    result = mcp.call("get_collection_details", {"collection_id": made["collection_id"], "api_key": api_key})
+    [element] = result.structured_content["collection"]["elements"]
+    assert "<" in element["object"]["peek"]  # Galaxy's peek is HTML
+    text = text_of(result)
+    lines = text.split("\n")
+    [row] = table_rows(lines)
+    assert lines[2].split("\t")[:3] == ["element_index", "element_identifier", "element_type"]
+    assert row["element_identifier"] == "only" and row["object.state"] == "ok" and row["object.id"]
+    assert "<table" not in text and "object.peek" in text.split("--- columns left out")[1]
 
 
 def test_job_logs_as_text_are_raw(galaxy, mcp, api_key, tabular):

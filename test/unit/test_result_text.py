@@ -62,6 +62,17 @@ def test_nested_objects_become_dotted_columns():
     assert lines[3].split("\t") == ["a", "d1", "ok"]
 
 
+def test_a_table_with_columns_keeps_those_in_order_and_names_the_rest():
+    structured = {"elements": [{"element_identifier": "a", "object": {"peek": "<table>x</table>", "id": "d1",
+                                                                      "state": "ok", "url": "/api/x"}}]}
+    table = Table("elements", columns=("object.state", "element_identifier", "object.id", "object.size"))
+    lines = table(structured).split("\n")
+    assert lines[2].split("\t") == ["object.state", "element_identifier", "object.id"]
+    assert lines[3].split("\t") == ["ok", "a", "d1"]
+    assert lines[4:] == ["--- columns left out (structuredContent has them) ---", "object.peek, object.url"]
+    assert "<table>" not in table(structured)
+
+
 def test_a_result_without_the_expected_list_falls_back_to_compact_json():
     assert json.loads(Table("contents")({"contents": "not a list"})) == {"contents": "not a list"}
 

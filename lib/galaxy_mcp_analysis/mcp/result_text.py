@@ -107,14 +107,18 @@ class Table:
     (a large object many records repeat, such as a step's tool schema) is not spread: its cell
     names a section after the table where each distinct value is written once. A field too
     long for the summary line follows as its own section, so a reader of text loses nothing.
+    With ``columns``, the table keeps those columns (in that order) and a section after it names
+    the ones it left out (HTML peeks, urls, model classes), which structuredContent still holds.
     """
 
     path: tuple[str, ...]
     once: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
 
-    def __init__(self, *path: str, once: tuple[str, ...] = ()):
+    def __init__(self, *path: str, once: tuple[str, ...] = (), columns: tuple[str, ...] = ()):
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "once", once)
+        object.__setattr__(self, "columns", columns)
 
     def __call__(self, structured: dict[str, Any]) -> str:
         records: Any = structured
@@ -139,8 +143,13 @@ class Table:
         shared: dict[str, str] = {}  # compact JSON of a value -> the name of its section
         rows = [self._row(record, shared) for record in records]
         columns = list(dict.fromkeys(key for row in rows for key in row))
+        left_out = [column for column in columns if self.columns and column not in self.columns]
+        if self.columns:
+            columns = [column for column in self.columns if column in columns]
         lines = [_compact(summary), f"{'.'.join(self.path)}: {len(rows)} rows", "\t".join(columns)]
         lines += ["\t".join(row.get(key, "") for key in columns) for row in rows]
+        if left_out:
+            lines.append(f"--- columns left out (structuredContent has them) ---\n{', '.join(left_out)}")
         lines += [f"--- {name} ---\n{value}" for value, name in shared.items()]
         lines += [f"--- {name} ---\n{_compact(value)}" for name, value in long_fields.items()]
         return "\n".join(lines)

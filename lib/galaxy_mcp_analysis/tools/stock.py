@@ -246,9 +246,21 @@ STOCK_DESCRIPTIONS = {
 }
 
 
+#: The columns of a history's items an agent acts on, in the text table (structuredContent has all).
+CONTENTS_COLUMNS = (
+    "hid", "id", "name", "history_content_type", "state", "extension", "collection_type", "element_count",
+    "populated_state", "visible", "deleted", "purged", "tags", "genome_build", "update_time",
+)  # fmt: skip
+#: The same for a collection's elements: Galaxy details each element's dataset in about 40 fields,
+#: an HTML peek among them.
+ELEMENT_COLUMNS = (
+    "element_index", "element_identifier", "element_type", "object.id", "object.name", "object.state",
+    "object.extension", "object.file_size", "object.misc_blurb", "object.misc_info", "object.deleted",
+    "object.purged", "object.collection_type", "object.element_count", "object.populated",
+)  # fmt: skip
 #: Stock tools whose results can be large: their text block is a summary and a table, not the
 #: whole result again as JSON (mcp.result_text; structuredContent is unchanged).
 STOCK_TEXT = {
-    "get_history_contents": Table("contents"),
-    "get_collection_details": Table("collection", "elements"),
+    "get_history_contents": Table("contents", columns=CONTENTS_COLUMNS),
+    "get_collection_details": Table("collection", "elements", columns=ELEMENT_COLUMNS),
 }
