@@ -116,6 +116,22 @@ def test_the_corrected_call_runs_with_numbers_as_strings(mcp, api_key, inputs):
     assert output == "c\t1\nb\t2\na\t10\n"
 
 
+def test_a_column_given_as_its_label_runs_as_galaxy_reads_it(mcp, api_key, inputs):
+    """Galaxy's column parameter reads "c2" as column 2; the preflight accepts it and says what it sent."""
+    given = {"input": ref(inputs["table"]), "column": "c2", "order": "ASC", "style": "num"}
+    checked = mcp.call_ok("check_tool_inputs", history_id=inputs["history_id"], tool_id="sort1", inputs=given,
+                          api_key=api_key)
+    assert checked["valid"] is True and checked["resolved_inputs"]["column"] == 2, checked
+    assert checked["normalised"] == [{"path": "inputs.column", "given": "c2", "sent": 2}]
+    run = mcp.call_ok("run_tool", history_id=inputs["history_id"], tool_id="sort1", inputs=given, api_key=api_key)
+    assert run["normalised"] == checked["normalised"]
+    states = wait_for_jobs_through_mcp(mcp, api_key, [job["id"] for job in run["jobs"]])
+    assert set(states.values()) == {"ok"}
+    assert read(mcp, api_key, run["outputs"][0]["id"]) == "c\t1\nb\t2\na\t10\n"
+    recorded = mcp.call_ok("get_job_parameters", job_id=run["jobs"][0]["id"], api_key=api_key)["inputs"]
+    assert recorded["column"] == 2
+
+
 def test_the_flat_form_of_a_conditional_is_applied(mcp, api_key, inputs):
     collection = ref(inputs["collection"], "hdca")
     flat = run_and_read(mcp, api_key, inputs["history_id"], "__EXTRACT_DATASET__", {

@@ -4,6 +4,8 @@ The parameter objects are Galaxy's own (``input_models_for_tool_source`` on a sm
 the functions under test import nothing of Galaxy.
 """
 
+from pathlib import Path
+
 import pytest
 from galaxy.tool_util.parameters import input_models_for_tool_source
 from galaxy.tool_util.parser.factory import get_tool_source
@@ -121,6 +123,62 @@ def test_number_strings_and_other_legacy_forms_are_normalised(parameters):
         "mode": {"kind": "index", "index": 3},
     }
     assert rules.normalise({"column": "two", "flag": "yes"}, parameters) == {"column": "two", "flag": "yes"}
+
+
+COLUMNS_TOOL = """<tool id="c" name="c" version="1.0">
+  <command>true</command>
+  <inputs>
+    <param name="input" type="data" format="tabular"/>
+    <param name="key" type="data_column" data_ref="input"/>
+    <param name="keep" type="data_column" data_ref="input" multiple="true"/>
+  </inputs>
+  <outputs><data name="out" format="txt"/></outputs>
+</tool>
+"""
+
+
+def test_a_data_column_label_is_read_as_galaxy_reads_it_and_reported(tmp_path):
+    """Galaxy's column parameter reads "c3" as column 3; the preflight sends 3 and says so."""
+    path = tmp_path / "c.xml"
+    path.write_text(COLUMNS_TOOL)
+    parameters = list(input_models_for_tool_source(get_tool_source(str(path))).parameters)
+    given = {"input": DATASET, "key": "c3", "keep": "c1,2"}
+    assert rules.normalise(given, parameters) == {"input": DATASET, "key": 3, "keep": [1, 2]}
+    assert rules.column_labels(given, parameters) == [
+        {"path": "inputs.key", "given": "c3", "sent": 3},
+        {"path": "inputs.keep", "given": "c1,2", "sent": [1, 2]},
+    ]
+    # Only Galaxy's own label form: a capital C or a name stays for validation to judge.
+    assert rules.normalise({"key": "C3"}, parameters) == {"key": "C3"}
+    assert rules.column_labels({"key": 3, "keep": [1]}, parameters) == []
+
+
+@pytest.fixture(scope="module")
+def siblings():
+    """The corpus wrapper whose sibling branches give one name two types (test/corpus)."""
+    path = Path(__file__).parent.parent / "corpus" / "tools" / "corpus_branches.xml"
+    return list(input_models_for_tool_source(get_tool_source(str(path))).parameters)
+
+
+@pytest.mark.parametrize("given", [
+    {"cond|mode": "b", "cond|size": "800", "cond|extra": "7", "outer|kind": "two", "outer|inner|pick": "p",
+     "outer|inner|n": "0.25"},
+    {"cond|size": "800", "cond|extra": "7", "cond|mode": "b", "outer|inner|n": "0.25", "outer|inner|pick": "p",
+     "outer|kind": "two"},
+    {"cond": {"mode": "b", "size": "800", "extra": "7"}, "outer": {"kind": "two", "inner": {"pick": "p", "n": "0.25"}}},
+], ids=["flat", "flat, selectors last", "nested"])
+def test_a_name_sibling_branches_type_differently_is_typed_by_the_selected_branch(siblings, given):
+    """Branch b's size and extra are integers (branch a's a select and a hidden); branch two's inner
+    conditional has a float n (branch one's an integer): each value is typed by the branch the request selects."""
+    assert problems(siblings, given) == {}
+    nested, _, _ = rules.flat_to_nested(given, siblings)
+    state = rules.normalise(nested, siblings)
+    assert state["cond"] == {"mode": "b", "size": 800, "extra": 7}
+    assert state["outer"] == {"kind": "two", "inner": {"pick": "p", "n": 0.25}}
+    assert rules.nested_to_flat(state, siblings)["cond|size"] == 800
+    # The other branches still type their own: a's size is one of its options.
+    assert problems(siblings, {"cond|mode": "a", "cond|size": "large"}) == {}
+    assert set(problems(siblings, {"cond|mode": "a", "cond|size": "800"})) == {"inputs.cond.size"}
 
 
 def test_legacy_batch_becomes_the_models_batch_and_back(parameters):

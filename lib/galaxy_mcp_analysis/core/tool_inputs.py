@@ -28,6 +28,8 @@ from collections.abc import (
 )
 from typing import Any
 
+from pydantic import ValidationError
+
 from galaxy_mcp_analysis.core.input_problems import (
     closest_names,
     COLLECTION_TYPE_NOT_ACCEPTED,
@@ -55,6 +57,8 @@ PASS_THROUGH_KEYS = frozenset({"use_cached_job", "send_email_notification", "rer
 
 REPEAT_KEY = re.compile(r"(.+)_(\d+)")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+#: A data column given as its label (``c2``), which Galaxy's own column parameter reads as the number.
+_COLUMN_LABEL = re.compile(r"\s*c(\d+)\s*")
 _SCHEMA_HINT = " get_tool_input_schema shows every parameter, its type and its valid values."
 
 
@@ -69,6 +73,16 @@ def join_path(path: str, step: str | int) -> str:
     if isinstance(step, int):
         return f"{path}[{step}]"
     return f"{path}.{step}" if path else step
+
+
+def branch_parameters(parameter, state: Any) -> list:
+    """The parameters one level below a group for this state of it: a conditional's selected branch (its
+    test parameter and the branch's parameters), since sibling branches may give one name two types."""
+    if parameter.parameter_type == CONDITIONAL and isinstance(state, Mapping):
+        when = selected_when(parameter, state)
+        if when is not None:
+            return [parameter.test_parameter, *when.parameters]
+    return level_parameters(parameter)
 
 
 def level_parameters(parameter) -> list:
@@ -149,7 +163,8 @@ def _place(target: dict, parts: list[str], value: Any, level: dict[str, Any], pa
         if not isinstance(inner, dict):
             problems.append(_given_twice(join_path(path, head)))
             return
-        inner_level = by_name(level_parameters(parameter)) if parameter is not None and _is_group(parameter) else {}
+        grouped = parameter is not None and _is_group(parameter)
+        inner_level = by_name(branch_parameters(parameter, inner)) if grouped else {}
         _place(inner, rest, value, inner_level, join_path(path, head), problems)
         return
     here = join_path(path, head)
@@ -160,7 +175,7 @@ def _place(target: dict, parts: list[str], value: Any, level: dict[str, Any], pa
             return
         for key, inner_value in value.items():
             if isinstance(key, str):
-                _place(inner, key.split("|"), inner_value, by_name(level_parameters(parameter)), here, problems)
+                _place(inner, key.split("|"), inner_value, by_name(branch_parameters(parameter, value)), here, problems)
         return
     if parameter is not None and parameter.parameter_type == REPEAT and isinstance(value, list):
         blocks = target.setdefault(head, [])
@@ -211,7 +226,7 @@ def nested_to_flat(state: Mapping[str, Any], parameters: Sequence, prefix: str =
         parameter = level.get(name)
         kind = getattr(parameter, "parameter_type", None)
         if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            flat.update(nested_to_flat(value, level_parameters(parameter), f"{prefix}{name}|"))
+            flat.update(nested_to_flat(value, branch_parameters(parameter, value), f"{prefix}{name}|"))
         elif kind == REPEAT and isinstance(value, list):
             for index, block in enumerate(value):
                 if isinstance(block, Mapping):
@@ -237,7 +252,7 @@ def map_values(state: Mapping[str, Any], parameters: Sequence, change) -> dict[s
         parameter = level.get(name)
         kind = getattr(parameter, "parameter_type", None)
         if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            value = map_values(value, level_parameters(parameter), change)
+            value = map_values(value, branch_parameters(parameter, value), change)
         elif kind == REPEAT and isinstance(value, list):
             value = [map_values(b, level_parameters(parameter), change) if isinstance(b, Mapping) else b for b in value]
         elif parameter is not None:
@@ -249,7 +264,8 @@ def map_values(state: Mapping[str, Any], parameters: Sequence, change) -> dict[s
 def normalise(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
     """A copy of a nested state with the value forms Galaxy's legacy API accepts made typed.
 
-    Integers, floats and data columns given as number strings become numbers; text, select
+    Integers, floats and data columns given as number strings become numbers (a data column's
+    label ``c2`` too, as Galaxy reads it); text, select
     and hidden values given as numbers become strings; "true"/"false" become booleans; a
     comma-separated string for a multiple select becomes a list; "" for an optional number
     becomes null. Anything else is left for validation to judge.
@@ -276,6 +292,8 @@ def _scalar(kind: str, value: Any, parameter) -> Any:
         if isinstance(value, str):
             if _INTEGER.fullmatch(value):
                 return int(value)
+            if kind == "gx_data_column" and (label := _COLUMN_LABEL.fullmatch(value)):
+                return int(label.group(1))
             if not value.strip() and getattr(parameter, "optional", False):
                 return None
         if isinstance(value, float) and value.is_integer():
@@ -300,6 +318,21 @@ def _scalar(kind: str, value: Any, parameter) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
     return value
+
+
+def column_labels(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs") -> list[dict[str, Any]]:
+    """``[{path, given, sent}]`` for every data column given as a label (``c2``): sent as its number."""
+    read = []
+    for here, parameter, value in leaf_values(state, parameters, path):
+        if parameter.parameter_type != "gx_data_column":
+            continue
+        values = value if isinstance(value, list) else [value]
+        if isinstance(value, str) and getattr(parameter, "multiple", False):
+            values = value.split(",")
+        labels = [item for item in values if isinstance(item, str) and _COLUMN_LABEL.fullmatch(item)]
+        if labels:
+            read.append({"path": here, "given": value, "sent": _normalised(parameter, value)})
+    return read
 
 
 def request_form(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
@@ -385,6 +418,26 @@ def _references(value: Any, parameter, path: str):
 
 
 # ---- Galaxy's validation errors in an agent's words -------------------------------------------
+
+
+def model_problems(
+    inputs: Mapping[str, Any], parameters: Sequence, relaxed_model, path: str, subject: str
+) -> tuple[dict[str, Any], dict[str, Any], list[InputProblem]]:
+    """The typed-model stage of the preflight: ``(normalised nested state, passed-through keys, problems)``.
+
+    ``relaxed_model`` is Galaxy's relaxed request model of the tool (``create_field_model(...,
+    "relaxed_request")``); what depends on datasets is judged later, by the caller, with Galaxy.
+    """
+    nested, passed, problems = flat_to_nested(inputs, parameters, path)
+    state = normalise(nested, parameters)
+    try:
+        relaxed_model(**request_form(state, parameters))
+    except ValidationError as error:
+        problems += problems_from_validation(error.errors(), parameters, state, path, subject)
+    except (TypeError, ValueError) as error:  # e.g. a key that is not a string
+        problems.append(InputProblem(path, INVALID_VALUE, f"inputs cannot be read: {type(error).__name__}.",
+                                     "Start from get_tool_input_schema's template."))
+    return state, passed, problems
 
 
 def problems_from_validation(

@@ -351,6 +351,9 @@ class MakingInputs:
         result = super().run_tool(history_id, tool_id, checked.flat)
         result["mapped_over"] = checked.mapped_over
         result["inputs_checked"] = checked.modelled
+        result["unchecked"] = checked.unchecked
+        if checked.normalised:
+            result["normalised"] = checked.normalised
         if not checked.modelled:
             result["inputs_not_checked_because"] = checked.reason
         result["implicit_collections"] = [

@@ -13,6 +13,7 @@ from galaxy.agents.operations import AgentOperationsManager
 
 from galaxy_mcp_analysis import __version__
 from galaxy_mcp_analysis.core.settings import Settings
+from galaxy_mcp_analysis.operations.dynamic_options import DynamicOptions
 from galaxy_mcp_analysis.operations.job_reruns import JobReruns
 from galaxy_mcp_analysis.operations.jobs import DebuggingJobs
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
@@ -32,6 +33,7 @@ class AnalysisOperationsManager(
     MakingInputs,
     DebuggingJobs,
     ToolInputs,
+    DynamicOptions,
     ToolInformation,
     JobReruns,
     ManagingRuns,

@@ -52,6 +52,7 @@ from galaxy_mcp_analysis.core.map_over import (
     map_over_hint,
     plan_map_over,
 )
+from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.making_inputs import data_inputs
 
 #: Data request kinds a dataset input takes; a collection input takes hdca (or dce).
@@ -79,6 +80,10 @@ _CACHE: dict[tuple[str, str], tuple[Any, ModelledTool]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
+#: Why an unmodelled tool's inputs go to Galaxy unchecked.
+UNMODELLED = "Galaxy's typed parameter model cannot describe this tool, so its inputs were not checked."
+
+
 @dataclass
 class Preflight:
     """The outcome of checking one run_tool request."""
@@ -94,6 +99,10 @@ class Preflight:
     jobs_expected: int = 1
     map_over: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
+    #: Values sent in another form than given, with the same meaning to Galaxy: [{path, given, sent}].
+    normalised: list[dict[str, Any]] = field(default_factory=list)
+    #: Parameters passed to Galaxy unjudged: [{path, reason}].
+    unchecked: list[dict[str, str]] = field(default_factory=list)
 
 
 class ToolInputs:
@@ -187,17 +196,6 @@ class ToolInputs:
             'map a collection over a dataset input with {"batch": true, "values": [{"src": "hdca", "id": ...}]}.',
         }
 
-    def _dynamic_options(self, tool, names: tuple[str, ...]) -> list[tuple[str, str]] | None:
-        """A dynamic select's options as Galaxy's tool form computes them for this user, or None."""
-        legacy = _legacy_parameter(tool.inputs, names)
-        if legacy is None:
-            return None
-        try:
-            options = legacy.get_options(self.trans, {})
-        except Exception:  # options depending on other values cannot be listed without them
-            return None
-        return [(str(option[1]), str(option[0])) for option in options]
-
     # ---- The checks ---------------------------------------------------------------------------------
 
     def tool_state_problems(
@@ -230,51 +228,26 @@ class ToolInputs:
         *,
         partial: bool = False,
         connected: Collection[str] = (),
+        unchecked: list[dict[str, str]] | None = None,
     ) -> tuple[dict[str, Any], list[InputProblem], dict[str, Any]]:
-        """``(normalised nested state, problems, passed-through keys)``."""
+        """``(normalised nested state, problems, passed-through keys)``; what was left to Galaxy goes to ``unchecked``."""
         if not isinstance(inputs, Mapping):
             problem = InputProblem(
                 path, WRONG_TYPE, "inputs must be an object of parameter names to values.",
                 "Start from get_tool_input_schema's template.",
             )
             return {}, [problem], {}
-        parameters = modelled.parameters
-        nested, passed, problems = rules.flat_to_nested(inputs, parameters, path)
-        state = rules.normalise(nested, parameters)
-        try:
-            modelled.relaxed_model(**rules.request_form(state, parameters))
-        except ValidationError as error:
-            problems += rules.problems_from_validation(
-                error.errors(), parameters, state, path, f"Tool {tool.id!r}"
-            )
-        except (TypeError, ValueError) as error:  # e.g. a key that is not a string
-            problems.append(InputProblem(path, INVALID_VALUE, f"inputs cannot be read: {type(error).__name__}.",
-                                         "Start from get_tool_input_schema's template."))
-        problems += self._dynamic_select_problems(tool, modelled, state, path)
-        skipped = {_dotted(path, name) for name in connected}
+        state, passed, problems = rules.model_problems(
+            inputs, modelled.parameters, modelled.relaxed_model, path, f"Tool {tool.id!r}"
+        )
+        problems += self._dynamic_select_problems(tool, modelled, state, path, unchecked)
+        skipped = {dotted(path, name) for name in connected}
         problems = [
             problem
             for problem in problems
             if problem.path not in skipped and not (partial and problem.rule == MISSING_REQUIRED)
         ]
         return state, problems, passed
-
-    def _dynamic_select_problems(self, tool, modelled, state, path) -> list[InputProblem]:
-        problems = []
-        for names in modelled.dynamic_selects:
-            value = _value_at(state, names)
-            if value is None:
-                continue
-            options = self._dynamic_options(tool, names)
-            if options is None:
-                continue
-            valid = [value for value, _ in options]
-            given = value if isinstance(value, list) else [value]
-            for item in given:
-                if str(item) not in valid:
-                    parameter = _model_at(modelled.parameters, names)
-                    problems.append(rules.not_an_option(parameter, _dotted(path, "|".join(names)), item, valid))
-        return problems
 
     def preflight(self, tool, inputs: Mapping[str, Any], *, raise_problems: bool) -> Preflight:
         """run_tool's check of ``inputs``, bare collections on dataset inputs wrapped first; also the dry run's."""
@@ -286,11 +259,13 @@ class ToolInputs:
                 problems=[],
                 flat=plan.inputs,
                 mapped_over=plan.mapped_over,
-                reason="Galaxy's typed parameter model cannot describe this tool, so its inputs were not checked.",
+                reason=UNMODELLED,
+                unchecked=[{"path": "inputs", "reason": UNMODELLED}],
             )
         nested, passed, early = rules.flat_to_nested(inputs, modelled.parameters, "inputs")
         plan = plan_map_over(data_inputs(tool.inputs), rules.nested_to_flat(nested, modelled.parameters) | passed)
-        state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs")
+        unchecked: list[dict[str, str]] = []
+        state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs", unchecked=unchecked)
         problems = early + problems
         resolved = None
         if not problems:
@@ -304,7 +279,9 @@ class ToolInputs:
         if problems and raise_problems:
             raise problems_error(problems, f"Tool {tool.id!r} ({tool.version}) cannot run with these inputs")
         flat = rules.nested_to_flat(state, modelled.parameters) | passed
-        return Preflight(True, problems, state, flat, plan.mapped_over, resolved, jobs, map_over)
+        normalised = rules.column_labels(nested, modelled.parameters)
+        return Preflight(True, problems, state, flat, plan.mapped_over, resolved, jobs, map_over,
+                         normalised=normalised, unchecked=unchecked)
 
     def _resolved(self, tool, modelled: ModelledTool, state: dict) -> tuple[dict | None, list[InputProblem]]:
         """What Galaxy would run: the strict request with every static default filled in."""
@@ -428,6 +405,7 @@ class ToolInputs:
             "errors": [problem.as_dict() for problem in checked.problems],
             "modelled": checked.modelled,
             "inputs_checked": checked.modelled,
+            "unchecked": checked.unchecked,
         }
         if not checked.modelled:
             return answer | {
@@ -441,6 +419,7 @@ class ToolInputs:
             "jobs_expected": checked.jobs_expected if not checked.problems else 0,
             "map_over": checked.map_over,
             "mapped_over": checked.mapped_over,
+            **({"normalised": checked.normalised} if checked.normalised else {}),
         }
 
     def _population_problems(self, tool, history, flat: dict[str, Any]) -> list[InputProblem]:
@@ -708,13 +687,16 @@ def _dynamic_selects(parameters: list, names: tuple[str, ...]):
 def _datatype_fits(registry, extension: str, accepted: list[str]) -> bool:
     """The dataset is of an accepted type (or a subtype), Galaxy converts it implicitly, or its type is a more
     general type of an accepted one (a ``txt`` dataset for a ``tabular`` input: Galaxy's own tool tests do that,
-    and Galaxy runs it)."""
+    and Galaxy runs it). Formats this Galaxy does not know are left out, as Galaxy's own parameter does."""
+    wanted = [datatype for name in accepted if (datatype := registry.get_datatype_by_extension(name)) is not None]
+    if not wanted:
+        # Galaxy drops the formats it does not know; an input left with none accepts every dataset.
+        return True
     direct, converted, _ = registry.find_conversion_destination_for_dataset_by_extensions(extension, accepted)
     if direct or converted is not None:
         return True
     datatype = registry.get_datatype_by_extension(extension)
-    wanted = [registry.get_datatype_by_extension(name) for name in accepted]
-    return datatype is not None and any(w is not None and w.matches_any([datatype]) for w in wanted)
+    return datatype is not None and any(w.matches_any([datatype]) for w in wanted)
 
 
 def _collection_types(parameter) -> list[str]:
@@ -741,49 +723,6 @@ def _mapped_size(collection, parameter) -> int:
     return len(collection.dataset_instances)
 
 
-def _legacy_parameter(inputs: Mapping[str, Any], names: Sequence[str]):
-    """Galaxy's legacy parameter object (``tool.inputs``) at a path of names."""
-    current: Any = None
-    level = inputs
-    for name in names:
-        current = level.get(name) if level is not None else None
-        if current is None:
-            for candidate in (level or {}).values():
-                for case in getattr(candidate, "cases", []) or []:
-                    if name in case.inputs:
-                        current = case.inputs[name]
-            if current is None:
-                return None
-        level = getattr(current, "inputs", None)
-    return current
-
-
-def _model_at(parameters: list, names: Sequence[str]):
-    level = parameters
-    current = None
-    for name in names:
-        current = next((p for p in level if p.name == name), None)
-        if current is None:
-            for candidate in level:
-                if candidate.parameter_type == rules.CONDITIONAL:
-                    for when in candidate.whens:
-                        current = current or next((p for p in when.parameters if p.name == name), None)
-        if current is None:
-            return None
-        level = rules.level_parameters(current) if current.parameter_type in rules.GROUPS else []
-    return current
-
-
-def _value_at(state: Any, names: Sequence[str]) -> Any:
-    value = state
-    for name in names:
-        if isinstance(value, Mapping):
-            value = value.get(name)
-        else:
-            return None
-    return value
-
-
 def _at(schema: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
     for name in names:
         if "properties" in schema and name in schema["properties"]:
@@ -793,15 +732,3 @@ def _at(schema: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
         elif "oneOf" in schema:
             schema = next(b["properties"][name] for b in schema["oneOf"] if name in b["properties"])
     return schema
-
-
-def _dotted(prefix: str, name: str) -> str:
-    """``a|rep_0|b`` or ``a.rep[0].b`` as a problem path under ``prefix``."""
-    path = prefix
-    for part in name.replace("|", ".").split("."):
-        repeat = rules.REPEAT_KEY.fullmatch(part)
-        if repeat and "[" not in part:
-            path = rules.join_path(rules.join_path(path, repeat.group(1)), int(repeat.group(2)))
-        else:
-            path = f"{path}.{part}" if path else part
-    return path

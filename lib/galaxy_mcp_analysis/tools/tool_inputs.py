@@ -55,7 +55,7 @@ def check_tool_inputs(
     Returns valid, errors [{path, rule, message, suggestion, valid_values?}], resolved_inputs (the
     full state Galaxy would run, defaults applied), jobs_expected (1, or the map-over size),
     map_over [{input, collection_id, collection_type, jobs}], mapped_over (bare collections
-    wrapped), modelled. Rules: unknown_parameter (closest names), not_an_option, unselected_branch,
+    wrapped), modelled, unchecked [{path, reason}] (passed to Galaxy unjudged). Rules: unknown_parameter (closest names), not_an_option, unselected_branch,
     missing_required, wrong_type, out_of_range, datatype_not_accepted (no implicit conversion),
     collection_type_not_accepted. Invalid inputs are a successful check (valid=false).
 
