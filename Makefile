@@ -4,6 +4,7 @@ VENV ?= .venv
 PORT ?= 8080
 DATA_DIR ?= .galaxy
 DATABASE_URL ?=
+TOOL_CONF ?=
 PYTEST_ARGS ?=
 INSTALLED := $(VENV)/.installed
 
@@ -19,13 +20,18 @@ install: $(INSTALLED)
 
 serve: $(INSTALLED)
 	$(VENV)/bin/python -m galaxy_mcp_analysis.serve --data-dir "$(DATA_DIR)" --port "$(PORT)" \
-		$(if $(DATABASE_URL),--database-url "$(DATABASE_URL)")
+		$(if $(DATABASE_URL),--database-url "$(DATABASE_URL)") $(if $(TOOL_CONF),--tool-conf "$(TOOL_CONF)")
 
 test: $(INSTALLED)
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 clean-data:
 	rm -rf "$(DATA_DIR)"
+
+# Would the preflight refuse any <tests> case of the served toolbox (and TOOL_CONF's tools)? Runs nothing.
+.PHONY: check-toolbox
+check-toolbox: $(INSTALLED)
+	TOOL_CONF="$(TOOL_CONF)" $(VENV)/bin/python -m galaxy_mcp_analysis.cli check-toolbox
 
 # The production shape (doc/admin-guide.md, "Running at scale"): gravity's galaxyctl starts gunicorn
 # (2 workers, the patch set's worker class), 2 job handlers, a Celery worker and beat on a throw-away

@@ -53,7 +53,13 @@ def toolbox_xml() -> str:
 
 
 def galaxy_settings(
-    data_dir: Path, *, galaxy_url: str, id_secret: str, admin_api_key: str, database_url: str | None
+    data_dir: Path,
+    *,
+    galaxy_url: str,
+    id_secret: str,
+    admin_api_key: str,
+    database_url: str | None,
+    tool_confs: list[str] | None = None,
 ) -> dict:
     # sqlite: writers take the lock when their transaction begins (IMMEDIATE) and queue for
     # it up to `timeout` seconds. The driver's default of 5 s was measured too short: 16
@@ -67,7 +73,8 @@ def galaxy_settings(
         "new_file_path": str(data_dir / "tmp"),
         "job_working_directory": str(data_dir / "jobs"),
         "tool_dependency_dir": str(data_dir / "dependencies"),
-        "tool_config_file": str(data_dir / "tool_conf.xml"),
+        # The bundled toolbox, then an admin's own tool configurations (make serve TOOL_CONF=...).
+        "tool_config_file": [str(data_dir / "tool_conf.xml"), *(tool_confs or [])],
         # An empty table file: Galaxy's sample tables would trigger downloads.
         "tool_data_table_config_path": str(data_dir / "tool_data_table_conf.xml"),
         "admin_users": ADMIN_EMAIL,

@@ -46,7 +46,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--no-patches", action="store_true", help="serve stock Galaxy (the patch set switched off), for comparison"
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--tool-conf",
+        default=os.environ.get("TOOL_CONF", ""),
+        help="an admin's own tool configuration files (comma-separated) served beside the bundled toolbox",
+    )
+    args = parser.parse_args(argv)
+    args.tool_confs = [Path(path.strip()).resolve() for path in args.tool_conf.split(",") if path.strip()]
+    if missing := [str(path) for path in args.tool_confs if not path.is_file()]:
+        parser.error(f"TOOL_CONF names no file at {', '.join(missing)}; give tool_conf.xml paths, comma-separated.")
+    return args
 
 
 HOST = "127.0.0.1"
@@ -188,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         id_secret=stored["id_secret"],
         admin_api_key=stored["admin_api_key"],
         database_url=args.database_url,
+        tool_confs=[str(path) for path in args.tool_confs],
     )
     os.environ["GALAXY_CONFIG_FILE"] = str(config_file)
 

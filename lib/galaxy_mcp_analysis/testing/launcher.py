@@ -39,6 +39,7 @@ class LaunchedGalaxy:
         env: dict | None = None,
         database_url: str | None = None,
         server: list[str] | None = None,
+        tool_confs: list[Path] | None = None,
     ):
         """``server``: the command that serves (default ``make serve``'s launcher, ``-m galaxy_mcp_analysis.serve``);
         it gets the launcher's arguments (the bench passes its instrumented wrapper of that launcher)."""
@@ -47,7 +48,9 @@ class LaunchedGalaxy:
         self.patches = patches
         self.database_url = database_url  # None: the launcher's sqlite file in data_dir
         self.server = server or ["-m", "galaxy_mcp_analysis.serve"]
+        self.tool_confs = list(tool_confs or [])  # served beside the bundled toolbox (make serve TOOL_CONF=...)
         self.env = {**os.environ, **(env or {})}
+        self.env.pop("TOOL_CONF", None)  # a developer's own toolbox never leaks into a test's Galaxy
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         self.process: subprocess.Popen | None = None
         self.info: dict[str, str] = {}
@@ -57,6 +60,7 @@ class LaunchedGalaxy:
         command = [sys.executable, *self.server, "--data-dir", str(self.data_dir)]
         command += ["--port", str(self.port)] + ([] if self.patches else ["--no-patches"])
         command += ["--database-url", self.database_url] if self.database_url else []
+        command += ["--tool-conf", ",".join(map(str, self.tool_confs))] if self.tool_confs else []
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         # A killed launcher leaves its server.json behind; it must not be read as this start's.
         (self.data_dir / "server.json").unlink(missing_ok=True)

@@ -1,0 +1,109 @@
+"""Tool wrappers of the kinds admins install, served the way `make serve TOOL_CONF=...` serves an
+admin's own tools (test/corpus): valid requests run as asked, in the flat and the nested form;
+a value the preflight cannot judge is passed on and named in ``unchecked``, never refused on a guess.
+
+One Galaxy of its own (the corpus beside the bundled toolbox), so the served toolbox's sweeps stay
+as they are."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import fetch
+from galaxy_mcp_analysis.testing import McpClient
+from galaxy_mcp_analysis.testing.launcher import LaunchedGalaxy
+
+#: The corpus as an admin's own tool configuration (its tool_path is ${tool_conf_dir}/tools).
+CORPUS_CONF = Path(__file__).parent.parent / "corpus" / "tool_conf.xml"
+
+
+@pytest.fixture(scope="module")
+def corpus_galaxy(tmp_path_factory, new_database_url):
+    data_dir = tmp_path_factory.mktemp("corpus") / "data"
+    with LaunchedGalaxy(data_dir, database_url=new_database_url(), tool_confs=[CORPUS_CONF]) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def corpus(corpus_galaxy):
+    with McpClient(corpus_galaxy.mcp_url) as client:
+        key = corpus_galaxy.api_key
+        history = client.call_ok("create_history", name="corpus", api_key=key)["id"]
+        table = fetch(corpus_galaxy, key, history, {"src": "pasted", "paste_content": "a\t1\nb\t2\n", "ext": "tabular",
+                                                    "dbkey": "hg19"})
+        notes = fetch(corpus_galaxy, key, history, {"src": "pasted", "paste_content": "notes\n", "ext": "txt"})
+        yield {"mcp": client, "key": key, "history": history, "table": table["id"], "notes": notes["id"]}
+
+
+def run(corpus, tool_id, inputs) -> tuple[dict, str, dict]:
+    """(run_tool's result, the output's text, the job's recorded inputs), the job finished ok."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    checked = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id=tool_id, inputs=inputs,
+                          api_key=key)
+    assert checked["valid"] is True, checked
+    result = mcp.call_ok("run_tool", history_id=corpus["history"], tool_id=tool_id, inputs=inputs, api_key=key)
+    [job] = result["jobs"]
+    waited = mcp.call_ok("wait_for_jobs", job_ids=[job["id"]], timeout_seconds=120, api_key=key)
+    assert waited["jobs"][0]["state"] == "ok", waited
+    text = mcp.call_ok("peek_dataset_content", dataset_id=result["outputs"][0]["id"], api_key=key)["content"]
+    recorded = mcp.call_ok("get_job_parameters", job_id=job["id"], api_key=key)["inputs"]
+    return result, text, recorded
+
+
+def test_the_corpus_is_served_beside_the_bundled_toolbox(corpus):
+    found = corpus["mcp"].call_ok("search_tools", query="Corpus", api_key=corpus["key"])
+    assert {"corpus_branches", "corpus_metadata_options", "corpus_formats"} <= {tool["id"] for tool in found["tools"]}
+    assert corpus["mcp"].call_ok("get_tool_details", tool_id="sort1", api_key=corpus["key"])["id"] == "sort1"
+
+
+@pytest.mark.parametrize("form", ["flat", "nested"])
+def test_a_name_sibling_branches_type_differently_runs_as_sent(corpus, form):
+    """Branch b's size is an integer where branch a's is a select; the inner conditional of branch two
+    has a float n where branch one's is an integer. Before: "'size' takes an integer, not '800'"."""
+    flat = {"cond|mode": "b", "cond|size": "800", "cond|extra": "7", "outer|kind": "two", "outer|inner|pick": "p",
+            "outer|inner|n": "0.25"}
+    nested = {"cond": {"mode": "b", "size": 800, "extra": 7},
+              "outer": {"kind": "two", "inner": {"pick": "p", "n": 0.25}}}
+    result, text, recorded = run(corpus, "corpus_branches", flat if form == "flat" else nested)
+    assert result["unchecked"] == []
+    assert text == "mode=b size=800 extra=7\nkind=two pick=p\nn=0.25\n"
+    assert recorded == nested
+
+
+def test_options_from_the_inputs_metadata_are_the_datasets(corpus):
+    """The build select lists the table's own genome build (data_meta dbkey); Galaxy computes it
+    with the request's dataset. Before: every value was refused ("valid values: .")."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    inputs = {"input": {"src": "hda", "id": corpus["table"]}, "build": "hg19"}
+    result, text, recorded = run(corpus, "corpus_metadata_options", inputs)
+    assert text == "build=hg19\n" and recorded["build"] == "hg19" and result["unchecked"] == []
+    refused = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_metadata_options",
+                          api_key=key, inputs={**inputs, "build": "mm10"})
+    [problem] = refused["errors"]
+    assert (problem["path"], problem["rule"], problem["valid_values"]) == ("inputs.build", "not_an_option", ["hg19"])
+    error = mcp.call_error("run_tool", history_id=corpus["history"], tool_id="corpus_metadata_options",
+                           api_key=key, inputs={**inputs, "build": "mm10"})
+    assert "inputs.build" in error and "'hg19'" in error and "Nothing was queued" in error, error
+
+
+def test_options_that_cannot_be_computed_are_left_to_galaxy_and_named(corpus):
+    """The schema cannot list values that only a dataset knows: it lists none, and a request whose
+    select cannot be judged says so in unchecked instead of being refused."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    schema = mcp.call_ok("get_tool_input_schema", tool_id="corpus_metadata_options", api_key=key)["schema"]
+    assert "enum" not in schema["properties"]["build"], schema["properties"]["build"]
+    checked = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_metadata_options",
+                          inputs={"build": "hg19"}, api_key=key)
+    assert [entry["path"] for entry in checked["unchecked"]] == ["inputs.build"], checked
+    assert "input" in checked["unchecked"][0]["reason"]
+    assert [error["path"] for error in checked["errors"]] == ["inputs.input"]  # the missing dataset, only
+
+
+def test_formats_this_galaxy_lacks_are_left_out_as_galaxy_does_and_a_column_label_is_read(corpus):
+    """first takes tabular (its other format is unknown here); second names only an unknown datatype, so
+    Galaxy takes any dataset; key is given as Galaxy's column label c2."""
+    inputs = {"first": {"src": "hda", "id": corpus["table"]}, "second": {"src": "hda", "id": corpus["notes"]},
+              "key": "c2"}
+    result, text, recorded = run(corpus, "corpus_formats", inputs)
+    assert text == "a\t1\nb\t2\nnotes\n"
+    assert result["normalised"] == [{"path": "inputs.key", "given": "c2", "sent": 2}] and recorded["key"] == 2
