@@ -345,8 +345,9 @@ def new_collection(galaxy, mcp, api_key, history_id, name: str) -> str:
     """A one-element list made by create_collection (its element a hidden copy of a new dataset)."""
     member = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": f"{name}\n", "ext": "txt",
                                                      "name": name})["id"]
-    return mcp.call_ok("create_collection", history_id=history_id, collection_type="list", name=name,
-                       element_identifiers=[{"name": "a", "src": "hda", "id": member}], api_key=api_key)["collection_id"]
+    made = mcp.call_ok("create_collection", history_id=history_id, collection_type="list", name=name,
+                       element_identifiers=[{"name": "a", "src": "hda", "id": member}], api_key=api_key)
+    return made["collection_id"]
 
 
 def collection_seen(mcp, api_key, history_id, collection_id) -> tuple:
@@ -406,7 +407,8 @@ def test_a_refused_collection_update_changes_nothing(galaxy, mcp, api_key, other
 
 def test_a_deleted_collection_changes_like_a_deleted_dataset_and_a_purged_one_does_not(galaxy, mcp, api_key):
     """As update_dataset: a deleted item can still be renamed (restore_history_items brings it back as
-    renamed); a purged one is a [CONFLICT]. A collection is purged when it was deleted with every dataset."""
+    renamed); a purged one, or one in a purged history, is a [CONFLICT]. A collection is purged when it was
+    deleted with every dataset."""
     history_id = mcp.call_ok("create_history", name="deleted collections", api_key=api_key)["id"]
     deleted, purged = (new_collection(galaxy, mcp, api_key, history_id, name) for name in ("binned", "gone"))
     dataset = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": "d\n", "ext": "txt"})["id"]
@@ -429,6 +431,12 @@ def test_a_deleted_collection_changes_like_a_deleted_dataset_and_a_purged_one_do
         error = mcp.call_error("update_collection", collection_id=purged, api_key=api_key, **arguments)
         assert error.startswith(f"[CONFLICT] Collection {purged} has been purged"), error
     assert collection_seen(mcp, api_key, history_id, purged) == before
+    # A purged history's collections cannot change either.
+    rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key, {"purge": True}, method="DELETE")
+    before = collection_seen(mcp, api_key, history_id, deleted)
+    error = mcp.call_error("update_collection", collection_id=deleted, name="again", api_key=api_key)
+    assert error.startswith(f"[CONFLICT] Collection {deleted} is in an archived or purged history"), error
+    assert collection_seen(mcp, api_key, history_id, deleted) == before
 
 
 # ---- delete / restore / purge ----
