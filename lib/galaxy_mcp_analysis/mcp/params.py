@@ -8,5 +8,5 @@ DatasetId = Annotated[str, Field(description="Encoded id of a history dataset (h
 HistoryId = Annotated[str, Field(description="Encoded id of a history, e.g. from list_histories or create_history.")]
 JobId = Annotated[str, Field(description="Encoded id of a job, e.g. from run_tool's `jobs`.")]
 CollectionId = Annotated[
-    str, Field(description="Encoded id of a history collection (hdca), e.g. from create_collection or get_history_contents.")
+    str, Field(description="Encoded id of a history collection (hdca), e.g. from create_collection.")
 ]

@@ -127,12 +127,12 @@ def update_collection(
 ) -> dict[str, Any]:
     """Rename, tag or hide your history collection, all or nothing (its datasets are not changed).
 
-    tags replaces every tag. Returns {collection_id, history_id, hid, name, collection_type, element_count,
-    populated_state, tags, visible, deleted, changed}.
+    tags replaces every tag. Returns the collection (collection_id, history_id, hid, name, tags, visible,
+    deleted, element_count, ...) and changed.
     Example: update_collection(collection_id="...", name="trimmed reads", tags=["name:run1"]).
     Errors (nothing changes): [VALIDATION_ERROR] no field, empty name, bad tag; [NOT_FOUND]; [CONFLICT]
     purged; [AUTHORIZATION_ERROR] not yours.
-    Next: get_collection_details(collection_id); get_history_contents(history_id).
+    Next: get_collection_details(collection_id).
     """
     return ops.update_collection(collection_id, name=name, tags=tags, visible=visible)
 
