@@ -253,6 +253,9 @@ ROWS = [
     Row("cancel_job", "job", WRITE, lambda i, w, c: {"job_id": i.job_id}, owner_code="CONFLICT"),
     Row("update_dataset", "dataset", WRITE, lambda i, w, c: {"dataset_id": i.spare_id, "name": "renamed",
                                                             "file_type": "tabular"}),
+    # The new name keeps the set's marker: what other callers must never see stays in the collection's name.
+    Row("update_collection", "collection", WRITE, lambda i, w, c: {"collection_id": i.collection_id,
+                                                                  "name": f"{i.marker}-renamed", "tags": ["matrix"]}),
     Row("delete_history_items", "history", WRITE, lambda i, w, c: {
         "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
     Row("restore_history_items", "history", WRITE, lambda i, w, c: {

@@ -51,8 +51,8 @@ INTERNALS = re.compile(r"Traceback|File \"|site-packages|\.py\b|/work/|/tmp/|/us
 #: An error text longer than this is reported: it makes an agent pay for the echo of its own input.
 LONG_ERROR = 16_000
 WRITE_TOOLS = {"create_page", "update_page", "revert_page_revision", "create_dataset_from_text", "create_collection",
-               "run_tool", "upload_file_from_url", "rerun_job", "cancel_job", "update_dataset", "delete_history_items",
-               "restore_history_items"}
+               "run_tool", "upload_file_from_url", "rerun_job", "cancel_job", "update_dataset", "update_collection",
+               "delete_history_items", "restore_history_items"}
 
 
 # ---- set-up: one history of the caller's, one page, and another user's private items ----
@@ -85,7 +85,8 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
         "element_identifiers": [{"name": "a", "src": "hda", "id": dataset["id"]}]})
     page = rest(gx, "/api/pages", api_key, {"history_id": history, "content": "# base\n", "content_format": "markdown"})
     [revision] = rest(gx, f"/api/pages/{page['id']}/revisions", api_key)
-    # Another user's private history, dataset, job, page and revision: the foreign ids.
+    # Another user's private history, dataset, job, page and revision (and below, workflow and collection):
+    # the foreign ids.
     theirs = mcp.call_ok("create_history", name="FOREIGN-history", api_key=other_user_key)["id"]
     secret = fetch(galaxy, other_user_key, theirs, {"src": "pasted", "paste_content": "FOREIGN-content\n",
                                                     "ext": "txt", "name": "FOREIGN-dataset"})
@@ -104,6 +105,9 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
                 "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}}}
     mine = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
     foreign["workflow_id"] = rest(gx, "/api/workflows", other_user_key, {"workflow": workflow})["id"]
+    foreign["collection_id"] = rest(gx, "/api/dataset_collections", other_user_key, {
+        "history_id": theirs, "collection_type": "list", "name": "FOREIGN-collection",
+        "element_identifiers": [{"name": "FOREIGN-element", "src": "hda", "id": secret["id"]}]})["id"]
     invocation = rest(gx, f"/api/workflows/{mine}/invocations", api_key, {
         "history_id": history, "inputs": {"0": {"src": "hda", "id": dataset["id"]}}, "inputs_by": "step_index"})
     # The invocation schedules its job later: wait for it, or the first cases would see the history change.
@@ -152,6 +156,7 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "rerun_job": {"job_id": ids.tool_job},
         "cancel_job": {"job_id": ids.tool_job},  # finished: a [CONFLICT] unless a case makes it something else
         "update_dataset": {"dataset_id": ids.spare, "name": "spare"},
+        "update_collection": {"collection_id": ids.collection, "name": "collection"},
         "delete_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
         "restore_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
         "get_workflow_input_schema": {"workflow_id": ids.workflow},

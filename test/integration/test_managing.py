@@ -1,7 +1,7 @@
 """Issue 16: managing what was run and made, through /api/mcp with real jobs.
 
 list_jobs, get_job_parameters, rerun_job (with replace_outputs), cancel_job, update_dataset,
-delete_history_items and restore_history_items. Set-up uses MCP where a tool exists and
+update_collection, delete_history_items and restore_history_items. Set-up uses MCP where a tool exists and
 Galaxy's REST API otherwise; every outcome is read back from Galaxy.
 """
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import fetch, held_upload, wait_for_state
+from conftest import fetch, held_upload, missing_id, wait_for_state
 from galaxy_mcp_analysis.testing import rest
 
 TABLE = "chr1\t30\tb\nchr2\t4\ta\nchr3\t200\tc\nchr10\t4\td\n"
@@ -381,6 +381,107 @@ def test_a_still_uploading_dataset_is_neither_changed_nor_deleted(galaxy, mcp, a
     assert (after["name"], after["deleted"]) == (before[0], False)
 
 
+# ---- update_collection ----
+
+
+def new_collection(galaxy, mcp, api_key, history_id, name: str) -> str:
+    """A one-element list made by create_collection (its element a hidden copy of a new dataset)."""
+    member = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": f"{name}\n", "ext": "txt",
+                                                     "name": name})["id"]
+    made = mcp.call_ok("create_collection", history_id=history_id, collection_type="list", name=name,
+                       element_identifiers=[{"name": "a", "src": "hda", "id": member}], api_key=api_key)
+    return made["collection_id"]
+
+
+def collection_seen(mcp, api_key, history_id, collection_id) -> tuple:
+    """(name, tags, visible, deleted, update_time) as get_collection_details shows the collection, and the
+    same but update_time as get_history_contents lists it (hidden and deleted items included)."""
+    shown = mcp.call_ok("get_collection_details", collection_id=collection_id, api_key=api_key)["collection"]
+    contents = mcp.call_ok("get_history_contents", history_id=history_id, limit=500, api_key=api_key)["contents"]
+    [listed] = [item for item in contents
+                if item["id"] == collection_id and item["history_content_type"] == "dataset_collection"]
+    keys = ("name", "tags", "visible", "deleted")
+    return tuple(shown[key] for key in keys + ("update_time",)), tuple(listed[key] for key in keys)
+
+
+def test_rename_tag_and_hide_a_collection(galaxy, mcp, api_key, history):
+    collection = new_collection(galaxy, mcp, api_key, history, "reads")
+    updated = mcp.call_ok("update_collection", collection_id=collection, name="trimmed reads",
+                          tags=["name:run1", "qc"], visible=False, api_key=api_key)
+    assert updated["changed"] == ["name", "tags", "visible"]
+    assert updated["collection_id"] == collection and updated["history_id"] == history
+    assert (updated["name"], sorted(updated["tags"]), updated["visible"], updated["deleted"]) == (
+        "trimmed reads", ["name:run1", "qc"], False, False)
+    assert (updated["collection_type"], updated["element_count"], updated["populated_state"]) == ("list", 1, "ok")
+    shown, listed = collection_seen(mcp, api_key, history, collection)
+    assert shown[:4] == listed == ("trimmed reads", updated["tags"], False, False)
+    assert listed[0] == updated["name"] and updated["hid"] in {
+        item["hid"] for item in rest(galaxy.galaxy_url, f"/api/histories/{history}/contents", api_key)}
+    # tags=[] removes every tag; the name stays as it was.
+    again = mcp.call_ok("update_collection", collection_id=collection, tags=[], visible=True, api_key=api_key)
+    assert (again["changed"], again["tags"], again["visible"], again["name"]) == (["tags", "visible"], [], True,
+                                                                                   "trimmed reads")
+    assert collection_seen(mcp, api_key, history, collection)[1] == ("trimmed reads", [], True, False)
+
+
+def test_a_refused_collection_update_changes_nothing(galaxy, mcp, api_key, other_user_key, history):
+    collection = new_collection(galaxy, mcp, api_key, history, "kept")
+    mcp.call_ok("update_collection", collection_id=collection, tags=["kept"], api_key=api_key)
+    before = collection_seen(mcp, api_key, history, collection)
+    for arguments, start in (
+        ({"name": "  ", "tags": ["new"]}, "[VALIDATION_ERROR] name is empty."),
+        ({"name": "new", "tags": ["qc", "../x"]}, "[VALIDATION_ERROR] 1 tag(s) are not in Galaxy's tag form"),
+        ({"name": "new", "tags": [""]}, "[VALIDATION_ERROR] tag '' is empty"),
+        ({"name": "new\x00"}, "[VALIDATION_ERROR] name contains a NUL character"),
+        ({}, "[VALIDATION_ERROR] Nothing to change: give at least one of name, tags, visible."),
+    ):
+        error = mcp.call_error("update_collection", collection_id=collection, api_key=api_key, **arguments)
+        assert error.startswith(start) and "Suggestion: " in error, (arguments, error)
+    error = mcp.call_error("update_collection", collection_id=collection, name="taken", visible=False,
+                           api_key=other_user_key)
+    assert error.startswith(f"[AUTHORIZATION_ERROR] Collection {collection} belongs to another user"), error
+    unknown = missing_id(galaxy)
+    error = mcp.call_error("update_collection", collection_id=unknown, name="new", api_key=api_key)
+    assert error.startswith(f"[NOT_FOUND] No history collection with id {unknown}"), error
+    error = mcp.call_error("update_collection", collection_id="not-an-id!", name="new", api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] collection_id 'not-an-id!' is not a valid encoded id"), error
+    assert collection_seen(mcp, api_key, history, collection) == before
+
+
+def test_a_deleted_collection_changes_like_a_deleted_dataset_and_a_purged_one_does_not(galaxy, mcp, api_key):
+    """As update_dataset: a deleted item can still be renamed (restore_history_items brings it back as
+    renamed); a purged one, or one in a purged history, is a [CONFLICT]. A collection is purged when it was
+    deleted with every dataset."""
+    history_id = mcp.call_ok("create_history", name="deleted collections", api_key=api_key)["id"]
+    deleted, purged = (new_collection(galaxy, mcp, api_key, history_id, name) for name in ("binned", "gone"))
+    dataset = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": "d\n", "ext": "txt"})["id"]
+    mcp.call_ok("delete_history_items", history_id=history_id, items=[{"src": "hdca", "id": deleted}, hda(dataset)],
+                api_key=api_key)
+    mcp.call_ok("update_dataset", dataset_id=dataset, name="renamed", api_key=api_key)
+    assert dataset_view(galaxy, api_key, dataset)[:3] == ("renamed", "txt", True)
+    updated = mcp.call_ok("update_collection", collection_id=deleted, name="renamed", api_key=api_key)
+    assert (updated["name"], updated["deleted"]) == ("renamed", True)
+    assert collection_seen(mcp, api_key, history_id, deleted)[1] == ("renamed", [], True, True)
+
+    result = mcp.call_ok("delete_history_items", history_id=history_id, items=[{"src": "hdca", "id": purged}],
+                         purge=True, recursive=True, api_key=api_key)
+    [member] = [item["id"] for item in rest(galaxy.galaxy_url, f"/api/histories/{history_id}/contents", api_key)
+                if item.get("name") == "gone" and item["history_content_type"] == "dataset" and not item["visible"]]
+    until(lambda: rest(galaxy.galaxy_url, f"/api/datasets/{member}", api_key)["purged"], bool, "purge")
+    assert result["items"][0]["deleted"] is True
+    before = collection_seen(mcp, api_key, history_id, purged)
+    for arguments in ({"name": "back"}, {"visible": False}, {"tags": ["x"]}):
+        error = mcp.call_error("update_collection", collection_id=purged, api_key=api_key, **arguments)
+        assert error.startswith(f"[CONFLICT] Collection {purged} has been purged"), error
+    assert collection_seen(mcp, api_key, history_id, purged) == before
+    # A purged history's collections cannot change either.
+    rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key, {"purge": True}, method="DELETE")
+    before = collection_seen(mcp, api_key, history_id, deleted)
+    error = mcp.call_error("update_collection", collection_id=deleted, name="again", api_key=api_key)
+    assert error.startswith(f"[CONFLICT] Collection {deleted} is in an archived or purged history"), error
+    assert collection_seen(mcp, api_key, history_id, deleted) == before
+
+
 # ---- delete / restore / purge ----
 
 
@@ -477,6 +578,6 @@ def test_the_debugging_tools_point_to_the_repair_and_declare_their_hints(mcp):
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (True, False, True), name
     for name in ("rerun_job", "cancel_job", "delete_history_items"):
         assert tools[name].annotations.destructive_hint is True, name
-    for name in ("update_dataset", "restore_history_items"):
+    for name in ("update_dataset", "update_collection", "restore_history_items"):
         hints = tools[name].annotations
-        assert (hints.read_only_hint, hints.destructive_hint) == (False, False), name
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (False, False, True), name

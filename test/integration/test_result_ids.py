@@ -80,6 +80,7 @@ def analysis(galaxy, mcp, api_key):
     listed = call("create_collection", history_id=history, collection_type="list", name="pair of tables",
                   element_identifiers=[{"name": name, "src": "hda", "id": made["dataset_id"]}
                                        for name, made in zip("ab", tables)])
+    call("update_collection", collection_id=listed["collection_id"], tags=["ids"])
     mapped = call("run_tool", history_id=history, tool_id="Cut1",
                   inputs={"input": {"src": "hdca", "id": listed["collection_id"]}, "columnList": "c1",
                           "delimiter": "T"})

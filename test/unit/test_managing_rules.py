@@ -1,10 +1,12 @@
-"""core.managing: changes over recorded inputs, delete/restore items, update fields, cancellable states."""
+"""core.managing: changes over recorded inputs, delete/restore items, update fields (datasets, collections),
+cancellable states."""
 
 import pytest
 
 from galaxy_mcp_analysis.core.errors import AnalysisError
 from galaxy_mcp_analysis.core.managing import (
     cancellable,
+    collection_update,
     dataset_update,
     history_item_refs,
     HistoryItemRef,
@@ -144,3 +146,20 @@ def test_cancellable_states():
         assert cancellable(state), state
     for state in ("ok", "error", "deleted", "deleting", "skipped", "stopped"):
         assert not cancellable(state), state
+
+
+def test_collection_update_names_galaxys_fields():
+    assert collection_update(name="reads", tags=["name:run1"], visible=False) == {
+        "name": "reads", "tags": ["name:run1"], "visible": False}
+    assert collection_update(tags=[]) == {"tags": []}
+    assert collection_update(visible=True) == {"visible": True}
+
+
+@pytest.mark.parametrize("fields", [
+    {}, {"name": "   "}, {"name": ""}, {"name": "a\x00b"}, {"tags": [""]}, {"tags": ["t" * 256]}, {"tags": ["x"] * 101},
+    {"name": " ", "tags": ["qc"], "visible": True},
+])
+def test_collection_update_refuses_nothing_or_unstorable_fields(fields):
+    with pytest.raises(AnalysisError) as refused:
+        collection_update(**fields)
+    assert refused.value.code.value == "VALIDATION_ERROR"

@@ -5,8 +5,9 @@
   conditional whose selector changes drops the recorded branch; a repeat block is named by
   its index; a dataset reference or a list is replaced whole.
 - ``history_item_refs``: the ``items`` of delete/restore checked for shape before any lookup.
-- ``dataset_update``: the fields of ``update_dataset`` as Galaxy's update payload, refused
-  when nothing or something unstorable is asked for.
+- ``dataset_update``, ``collection_update``: the fields of ``update_dataset`` and
+  ``update_collection`` as Galaxy's update payload, refused when nothing or something unstorable
+  is asked for.
 - ``cancellable``: which job states Galaxy's stop still acts on.
 
 Whether an item is the caller's, a datatype exists, a job may be stopped: Galaxy decides,
@@ -300,6 +301,28 @@ def dataset_update(
         )
     if name is not None and not name.strip():
         raise AnalysisError(ErrorCode.VALIDATION_ERROR, "name is empty.", "Give the dataset a name with visible text.")
+    return payload
+
+
+def collection_update(
+    *, name: str | None = None, tags: Sequence[str] | None = None, visible: bool | None = None
+) -> dict[str, Any]:
+    """The fields of ``update_collection`` asked for, as Galaxy's collection update payload keys,
+    checked with the rules of ``dataset_update``."""
+    check_storable(name=name)
+    if tags is not None:
+        _check_tags(tags)
+    payload = {"name": name, "tags": list(tags) if tags is not None else None, "visible": visible}
+    payload = {key: value for key, value in payload.items() if value is not None}
+    if not payload:
+        raise AnalysisError(
+            ErrorCode.VALIDATION_ERROR,
+            "Nothing to change: give at least one of name, tags, visible.",
+            'E.g. update_collection(collection_id, name="trimmed reads", tags=["name:run1"]).',
+        )
+    if name is not None and not name.strip():
+        raise AnalysisError(ErrorCode.VALIDATION_ERROR, "name is empty.",
+                            "Give the collection a name with visible text.")
     return payload
 
 

@@ -1,9 +1,12 @@
 """Managing what was run and made: ``list_jobs``, ``cancel_job``, ``update_dataset``,
-``delete_history_items``, ``restore_history_items`` (reading and rerunning a job: ``job_reruns``).
+``update_collection``, ``delete_history_items``, ``restore_history_items`` (reading and rerunning a
+job: ``job_reruns``).
 
 Each goes through Galaxy's own layers: jobs are listed by ``JobsService.index``, read with
-``JobManager.get_accessible_job`` and stopped by ``JobManager.stop``; datasets are changed through ``HistoriesContentsService.update`` (whose
-datatype change starts Galaxy's set-metadata job); items are deleted through
+``JobManager.get_accessible_job`` and stopped by ``JobManager.stop``; datasets are changed through
+``HistoriesContentsService.update`` (whose datatype change starts Galaxy's set-metadata job), and
+so are collections (resolved with ``DatasetCollectionManager``, serialized back with Galaxy's
+``HDCASerializer``); items are deleted through
 ``HistoriesContentsService.delete`` and restored through its bulk ``undelete``. Every item and
 field is checked first, with Galaxy's managers; only then is anything changed.
 """
@@ -48,6 +51,7 @@ from galaxy_mcp_analysis.core.errors import (
 from galaxy_mcp_analysis.core.input_problems import closest_names
 from galaxy_mcp_analysis.core.managing import (
     cancellable,
+    collection_update,
     dataset_update,
     history_item_refs,
     HistoryItemRef,
@@ -334,6 +338,76 @@ class ManagingRuns:
             if association.job.tool_id == self.app.datatypes_registry.set_external_metadata_tool.id
         ]
 
+    # ---- update_collection ----
+
+    def update_collection(self, collection_id: str, **fields: Any) -> dict[str, Any]:
+        """Galaxy's collection update (name, tags, visible), after every field and the collection were checked."""
+        payload = collection_update(**fields)
+        if payload.get("tags"):
+            self._check_tags(payload["tags"])
+        hdca = self._owned_collection(collection_id)
+        service = self.app[HistoriesContentsService]
+        service.update(
+            self.trans,
+            history_id=None,
+            id=hdca.id,
+            payload=payload,
+            serialization_params=SerializationParams(view="summary"),
+            contents_type=HistoryContentType.dataset_collection,
+        )
+        self.trans.sa_session.refresh(hdca)
+        shown = service.hdca_serializer.serialize_to_view(
+            hdca, keys=list(_COLLECTION_FIELDS), user=self.trans.user, trans=self.trans
+        )
+        return {
+            "collection_id": collection_id,
+            **{key: shown.get(key) for key in _COLLECTION_FIELDS},
+            "changed": list(payload),
+        }
+
+    def _owned_collection(self, collection_id: str) -> HistoryDatasetCollectionAssociation:
+        """The caller's history collection (Galaxy's managers decide), if it can still change; else a coded error."""
+        try:
+            decoded = self.trans.security.decode_id(collection_id)
+        except exceptions.MalformedId:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"collection_id {collection_id[:40]!r} is not a valid encoded id.",
+                "Pass an `id` of a dataset_collection from get_history_contents(history_id).",
+            ) from None
+        try:
+            hdca = self.app[DatasetCollectionManager].get_dataset_collection_instance(
+                self.trans, "history", decoded, check_ownership=True
+            )
+        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
+            raise AnalysisError(
+                ErrorCode.AUTHORIZATION_ERROR,
+                f"Collection {collection_id} belongs to another user; only its owner can change it.",
+                "Copy it into your own history first, or change your own collections (get_history_contents).",
+            ) from None
+        except exceptions.MessageException:  # Galaxy reports an unknown id as a bad parameter
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"No history collection with id {collection_id} exists.",
+                "List collections with get_history_contents(history_id).",
+            ) from None
+        try:
+            self.app[HistoryManager].error_unless_mutable(hdca.history)
+        except exceptions.ItemImmutableException:
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Collection {collection_id} is in an archived or purged history, which cannot change.",
+                "Restore the history from its archive first, or copy the collection into a current history.",
+            ) from None
+        if hdca.deleted and (elements := hdca.dataset_instances) and all(hda.purged for hda in elements):
+            # What delete_history_items reports as purged: deleted with every dataset purged.
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Collection {collection_id} has been purged; it can no longer be changed.",
+                "Purged collections cannot be recovered; make the collection again (create_collection).",
+            )
+        return hdca
+
     # ---- delete / restore ----
 
     def delete_history_items(
@@ -479,6 +553,11 @@ _FIELD_NAMES = {
     "visible": "visible",
     "datatype": "file_type",
 }
+
+
+#: The fields of update_collection's result besides collection_id, as Galaxy's HDCASerializer names them.
+_COLLECTION_FIELDS = ("history_id", "hid", "name", "collection_type", "element_count", "populated_state", "tags",
+                      "visible", "deleted")
 
 
 #: Galaxy's upload tools. Their datasets are queued or running while the upload runs: 26.1's fetch API

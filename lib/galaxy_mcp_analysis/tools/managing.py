@@ -9,6 +9,7 @@ from pydantic import Field
 
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import (
+    CollectionId,
     DatasetId,
     HistoryId,
     JobId,
@@ -115,6 +116,26 @@ def update_dataset(
         dataset_id, name=name, file_type=file_type, dbkey=dbkey, info=info, annotation=annotation, tags=tags,
         visible=visible,
     )
+
+
+@analysis_tool(title="Update a collection", read_only=False, idempotent=True)
+def update_collection(
+    ops,
+    collection_id: CollectionId,
+    name: str | None = None,
+    tags: list[str] | None = None,
+    visible: bool | None = None,
+) -> dict[str, Any]:
+    """Rename, tag or hide your history collection, all or nothing (its datasets are not changed).
+
+    tags replaces every tag. Returns the collection (collection_id, history_id, hid, name, tags, visible,
+    deleted, element_count, ...) and changed.
+    Example: update_collection(collection_id="...", name="trimmed reads", tags=["name:run1"]).
+    Errors (nothing changes): [VALIDATION_ERROR] no field, empty name, bad tag; [NOT_FOUND]; [CONFLICT]
+    purged; [AUTHORIZATION_ERROR] not yours.
+    Next: get_collection_details(collection_id).
+    """
+    return ops.update_collection(collection_id, name=name, tags=tags, visible=visible)
 
 
 @analysis_tool(title="Delete history items", read_only=False, destructive=True, idempotent=True)
