@@ -69,8 +69,8 @@ def rerun_job(
     """Run a job's tool again on its recorded inputs with changes laid over them, checked as run_tool checks.
 
     A new conditional selector drops the old branch. Returns run_tool's result plus rerun_of; with
-    replace_outputs also replaced (each new output's hid, name, visibility: the failed one's, which is
-    hidden) and resumed_jobs (it rewires paused jobs, hence destructive).
+    replace_outputs, replaced (new outputs take the failed ones' hid, name, visibility) and
+    resumed_jobs (rewires paused jobs: destructive).
     Example: rerun_job(job_id="...", changes={"columnList": "c1,c2"}).
     Errors (nothing runs): [VALIDATION_ERROR] changes that do not fit; [CONFLICT] replace_outputs on a job
     that did not fail; [AUTHORIZATION_ERROR] not yours.
