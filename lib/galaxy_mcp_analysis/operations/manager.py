@@ -15,6 +15,7 @@ from galaxy_mcp_analysis import __version__
 from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.operations.dynamic_options import DynamicOptions
 from galaxy_mcp_analysis.operations.job_reruns import JobReruns
+from galaxy_mcp_analysis.operations.item_updates import ItemUpdates
 from galaxy_mcp_analysis.operations.jobs import DebuggingJobs
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
 from galaxy_mcp_analysis.operations.managing import ManagingRuns
@@ -37,6 +38,7 @@ class AnalysisOperationsManager(
     ToolInformation,
     JobReruns,
     ManagingRuns,
+    ItemUpdates,
     Workflows,
     AgentOperationsManager,
 ):

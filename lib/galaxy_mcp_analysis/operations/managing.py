@@ -1,26 +1,19 @@
-"""Managing what was run and made: ``list_jobs``, ``cancel_job``, ``update_dataset``,
-``update_collection``, ``delete_history_items``, ``restore_history_items`` (reading and rerunning a
-job: ``job_reruns``).
+"""Managing what was run and made: ``list_jobs``, ``cancel_job``, ``delete_history_items``,
+``restore_history_items`` (reading and rerunning a job: ``job_reruns``; changing a dataset or a
+collection: ``item_updates``).
 
 Each goes through Galaxy's own layers: jobs are listed by ``JobsService.index``, read with
-``JobManager.get_accessible_job`` and stopped by ``JobManager.stop``; datasets are changed through
-``HistoriesContentsService.update`` (whose datatype change starts Galaxy's set-metadata job), and
-so are collections (resolved with ``DatasetCollectionManager``, serialized back with Galaxy's
-``HDCASerializer``); items are deleted through
+``JobManager.get_accessible_job`` and stopped by ``JobManager.stop``; items are deleted through
 ``HistoriesContentsService.delete`` and restored through its bulk ``undelete``. Every item and
 field is checked first, with Galaxy's managers; only then is anything changed.
 """
 
 from typing import Any
 
-from galaxy import (
-    exceptions,
-    model,
-)
+from galaxy import exceptions
 from galaxy.managers.collections import DatasetCollectionManager
 from galaxy.managers.histories import HistoryManager
 from galaxy.model import (
-    HistoryDatasetAssociation,
     HistoryDatasetCollectionAssociation,
     Job,
 )
@@ -35,10 +28,7 @@ from galaxy.schema.schema import (
 )
 from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
 from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
-from galaxy.schema import (
-    SerializationParams,
-    ValueFilterQueryParams,
-)
+from galaxy.schema import ValueFilterQueryParams
 from sqlalchemy import (
     func,
     select,
@@ -51,15 +41,10 @@ from galaxy_mcp_analysis.core.errors import (
 from galaxy_mcp_analysis.core.input_problems import closest_names
 from galaxy_mcp_analysis.core.managing import (
     cancellable,
-    collection_update,
-    dataset_update,
     history_item_refs,
     HistoryItemRef,
 )
-from galaxy_mcp_analysis.operations.galaxy_tags import (
-    is_galaxy_tag,
-    TAG_FORM_HINT,
-)
+from galaxy_mcp_analysis.operations.item_updates import still_uploading
 
 #: Jobs one list_jobs page holds at most (Galaxy's own default page of job listings).
 MAX_LISTED_JOBS = 500
@@ -198,216 +183,6 @@ class ManagingRuns:
             self.trans.sa_session.commit()
         return {"job_id": job_id, "previous_state": previous, "state": job.state}
 
-    # ---- update_dataset ----
-
-    def update_dataset(self, dataset_id: str, **fields: Any) -> dict[str, Any]:
-        """Galaxy's dataset update, after every field was checked; a datatype change regenerates metadata."""
-        payload = dataset_update(**fields)
-        if payload.get("tags"):
-            self._check_tags(payload["tags"])
-        hda = self._owned_dataset(dataset_id)
-        if "datatype" in payload:
-            if payload["datatype"] == hda.extension:
-                del payload["datatype"]  # already that datatype: no metadata job to start
-            else:
-                self._check_datatype_change(hda, dataset_id, payload["datatype"])
-        metadata_jobs_before = set(self._metadata_jobs(hda))
-        if payload:
-            self.app[HistoriesContentsService].update(
-                self.trans,
-                history_id=None,
-                id=hda.id,
-                payload=payload,
-                serialization_params=SerializationParams(view="summary"),
-                contents_type=HistoryContentType.dataset,
-            )
-        new_jobs = [job for job in self._metadata_jobs(hda) if job not in metadata_jobs_before]
-        details = self.get_dataset_details(dataset_id)
-        details["changed"] = [_FIELD_NAMES[key] for key in payload]
-        details["metadata_job_id"] = self.trans.security.encode_id(max(new_jobs)) if new_jobs else None
-        return details
-
-    @staticmethod
-    def _check_tags(tags: list[str]) -> None:
-        if bad := [tag for tag in tags if not is_galaxy_tag(tag)]:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"{len(bad)} tag(s) are not in Galaxy's tag form: {', '.join(repr(tag[:40]) for tag in bad[:5])}. "
-                "Nothing was changed.",
-                TAG_FORM_HINT,
-            )
-
-    def _owned_dataset(self, dataset_id: str) -> HistoryDatasetAssociation:
-        try:
-            hda = self.hda_manager.get_owned(
-                self.trans.security.decode_id(dataset_id), self.trans.user, current_history=self.trans.history
-            )
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"dataset_id {dataset_id[:40]!r} is not a valid encoded id.",
-                "Pass an `id` from get_history_contents(history_id).",
-            ) from None
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history dataset with id {dataset_id} exists.",
-                "List datasets with get_history_contents(history_id).",
-            ) from None
-        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Dataset {dataset_id} belongs to another user; only its owner can change it.",
-                "Copy it into your own history first, or change your own datasets (get_history_contents).",
-            ) from None
-        try:
-            self.app[HistoryManager].error_unless_mutable(hda.history)
-        except exceptions.ItemImmutableException:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Dataset {dataset_id} is in an archived or purged history, which cannot change.",
-                "Restore the history from its archive first, or copy the dataset into a current history.",
-            ) from None
-        if hda.purged:
-            raise AnalysisError(
-                ErrorCode.CONFLICT, f"Dataset {dataset_id} has been purged; it can no longer be changed.",
-                "Purged datasets cannot be recovered; make the data again.",
-            )
-        if _still_uploading(hda):
-            raise AnalysisError(
-                ErrorCode.NOT_READY, f"Dataset {dataset_id} is still uploading.",
-                "Wait with wait_for_jobs(dataset_ids=[...]) and call again.",
-            )
-        return hda
-
-    def _check_datatype_change(self, hda: HistoryDatasetAssociation, dataset_id: str, file_type: str) -> None:
-        """The checks Galaxy's datatype change makes half-way through an update, made before anything changes."""
-        if file_type == "auto":
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                "file_type 'auto' detects a datatype on upload only; update_dataset sets a named datatype.",
-                "Pass the datatype to set, e.g. file_type='tabular'.",
-            )
-        try:
-            self._check_file_type(file_type)
-        except AnalysisError as unknown:
-            raise AnalysisError(
-                unknown.code,
-                unknown.message + " Nothing was changed.",
-                "Pass a datatype extension such as txt, tabular, csv, bed, gff3, fasta, fastqsanger, vcf, json; "
-                "this server's full list is at GET /api/datatypes.",
-            ) from None
-        registry = self.app.datatypes_registry
-        if not hda.datatype.is_datatype_change_allowed():
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"Dataset {dataset_id} is {hda.extension!r}, a datatype Galaxy does not let anyone change.",
-                "Convert it with a tool instead (search_tools('convert')).",
-            )
-        if not registry.get_datatype_by_extension(file_type).is_datatype_change_allowed():
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"Galaxy does not let a dataset become {file_type!r} by a datatype change.",
-                "Make it with a tool that outputs that datatype, or upload it as that datatype.",
-            )
-        if hda.state == model.Dataset.states.ERROR:
-            # Galaxy accepts the change but pauses the metadata job it starts behind an errored dataset,
-            # leaving the dataset in setting_metadata for good.
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Dataset {dataset_id} is in the error state; a datatype change would start a metadata job that "
-                "Galaxy pauses behind it, and the dataset would stay in setting_metadata. Nothing was changed.",
-                "Read why it failed with get_job_errors(dataset_id=...) (failed_outputs has Galaxy's message), then "
-                "make the data again (create_dataset_from_text or upload_file_from_url with the right file_type) "
-                "or rerun the job that made it (rerun_job).",
-            )
-        if not hda.ok_to_edit_metadata():
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Dataset {dataset_id} is an input or output of a job that has not finished; its datatype "
-                "cannot change now.",
-                "Wait for those jobs (wait_for_jobs(dataset_ids=[...])) or cancel them, then call again.",
-            )
-
-    def _metadata_jobs(self, hda: HistoryDatasetAssociation) -> list[int]:
-        """Ids of the set-metadata jobs that read this dataset (Galaxy's datatype change starts one)."""
-        self.trans.sa_session.refresh(hda)
-        return [
-            association.job.id
-            for association in hda.dependent_jobs
-            if association.job.tool_id == self.app.datatypes_registry.set_external_metadata_tool.id
-        ]
-
-    # ---- update_collection ----
-
-    def update_collection(self, collection_id: str, **fields: Any) -> dict[str, Any]:
-        """Galaxy's collection update (name, tags, visible), after every field and the collection were checked."""
-        payload = collection_update(**fields)
-        if payload.get("tags"):
-            self._check_tags(payload["tags"])
-        hdca = self._owned_collection(collection_id)
-        service = self.app[HistoriesContentsService]
-        service.update(
-            self.trans,
-            history_id=None,
-            id=hdca.id,
-            payload=payload,
-            serialization_params=SerializationParams(view="summary"),
-            contents_type=HistoryContentType.dataset_collection,
-        )
-        self.trans.sa_session.refresh(hdca)
-        shown = service.hdca_serializer.serialize_to_view(
-            hdca, keys=list(_COLLECTION_FIELDS), user=self.trans.user, trans=self.trans
-        )
-        return {
-            "collection_id": collection_id,
-            **{key: shown.get(key) for key in _COLLECTION_FIELDS},
-            "changed": list(payload),
-        }
-
-    def _owned_collection(self, collection_id: str) -> HistoryDatasetCollectionAssociation:
-        """The caller's history collection (Galaxy's managers decide), if it can still change; else a coded error."""
-        try:
-            decoded = self.trans.security.decode_id(collection_id)
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"collection_id {collection_id[:40]!r} is not a valid encoded id.",
-                "Pass an `id` of a dataset_collection from get_history_contents(history_id).",
-            ) from None
-        try:
-            hdca = self.app[DatasetCollectionManager].get_dataset_collection_instance(
-                self.trans, "history", decoded, check_ownership=True
-            )
-        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Collection {collection_id} belongs to another user; only its owner can change it.",
-                "Copy it into your own history first, or change your own collections (get_history_contents).",
-            ) from None
-        except exceptions.MessageException:  # Galaxy reports an unknown id as a bad parameter
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history collection with id {collection_id} exists.",
-                "List collections with get_history_contents(history_id).",
-            ) from None
-        try:
-            self.app[HistoryManager].error_unless_mutable(hdca.history)
-        except exceptions.ItemImmutableException:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Collection {collection_id} is in an archived or purged history, which cannot change.",
-                "Restore the history from its archive first, or copy the collection into a current history.",
-            ) from None
-        if hdca.deleted and (elements := hdca.dataset_instances) and all(hda.purged for hda in elements):
-            # What delete_history_items reports as purged: deleted with every dataset purged.
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Collection {collection_id} has been purged; it can no longer be changed.",
-                "Purged collections cannot be recovered; make the collection again (create_collection).",
-            )
-        return hdca
-
     # ---- delete / restore ----
 
     def delete_history_items(
@@ -544,37 +319,6 @@ class ManagingRuns:
         return {"history_id": history_id, "items": rows}
 
 
-_FIELD_NAMES = {
-    "name": "name",
-    "genome_build": "dbkey",
-    "info": "info",
-    "annotation": "annotation",
-    "tags": "tags",
-    "visible": "visible",
-    "datatype": "file_type",
-}
-
-
-#: The fields of update_collection's result besides collection_id, as Galaxy's HDCASerializer names them.
-_COLLECTION_FIELDS = ("history_id", "hid", "name", "collection_type", "element_count", "populated_state", "tags",
-                      "visible", "deleted")
-
-
-#: Galaxy's upload tools. Their datasets are queued or running while the upload runs: 26.1's fetch API
-#: never sets the 'upload' state, so that state alone does not tell an upload in progress.
-_UPLOAD_TOOLS = frozenset({"__DATA_FETCH__", "upload1"})
-_UNFINISHED = (model.Dataset.states.NEW, model.Dataset.states.QUEUED, model.Dataset.states.RUNNING)
-
-
-def _still_uploading(hda: HistoryDatasetAssociation) -> bool:
-    if hda.state == model.Dataset.states.UPLOAD:
-        return True
-    if hda.state not in _UNFINISHED:
-        return False
-    job = hda.creating_job
-    return job is not None and job.tool_id in _UPLOAD_TOOLS
-
-
 def _item_problem(
     ref: HistoryItemRef, item, history_id: int, action: str, purge: bool, recursive: bool
 ) -> tuple[ErrorCode, str] | None:
@@ -583,7 +327,7 @@ def _item_problem(
     if item.history_id != history_id:
         return ErrorCode.VALIDATION_ERROR, f"{ref.path}: {kind} {ref.id} is in another history."
     if action == "delete":
-        if ref.src == "hda" and _still_uploading(item):
+        if ref.src == "hda" and still_uploading(item):
             return ErrorCode.CONFLICT, f"{ref.path}: dataset {ref.id} is still uploading; wait for it first."
         if ref.src == "hdca" and purge and not recursive:
             return (
