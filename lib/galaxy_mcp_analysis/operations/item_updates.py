@@ -40,6 +40,17 @@ class ItemUpdates:
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``hda_manager`` and
     ``get_dataset_details``, and ``_check_file_type`` of ``MakingInputs``)."""
 
+    def _require_mutable_history(self, history, item: str, kind: str) -> None:
+        """Galaxy's own rule (``HistoryManager.error_unless_mutable``) as a coded error."""
+        try:
+            self.app[HistoryManager].error_unless_mutable(history)
+        except exceptions.ItemImmutableException:
+            raise AnalysisError(
+                ErrorCode.CONFLICT,
+                f"{item} is in an archived or purged history, which cannot change.",
+                f"Restore the history from its archive first, or copy the {kind} into a current history.",
+            ) from None
+
     # ---- update_dataset ----
 
     def update_dataset(self, dataset_id: str, **fields: Any) -> dict[str, Any]:
@@ -102,14 +113,7 @@ class ItemUpdates:
                 f"Dataset {dataset_id} belongs to another user; only its owner can change it.",
                 "Copy it into your own history first, or change your own datasets (get_history_contents).",
             ) from None
-        try:
-            self.app[HistoryManager].error_unless_mutable(hda.history)
-        except exceptions.ItemImmutableException:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Dataset {dataset_id} is in an archived or purged history, which cannot change.",
-                "Restore the history from its archive first, or copy the dataset into a current history.",
-            ) from None
+        self._require_mutable_history(hda.history, f"Dataset {dataset_id}", "dataset")
         if hda.purged:
             raise AnalysisError(
                 ErrorCode.CONFLICT, f"Dataset {dataset_id} has been purged; it can no longer be changed.",
@@ -233,14 +237,7 @@ class ItemUpdates:
                 f"No history collection with id {collection_id} exists.",
                 "List collections with get_history_contents(history_id).",
             ) from None
-        try:
-            self.app[HistoryManager].error_unless_mutable(hdca.history)
-        except exceptions.ItemImmutableException:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Collection {collection_id} is in an archived or purged history, which cannot change.",
-                "Restore the history from its archive first, or copy the collection into a current history.",
-            ) from None
+        self._require_mutable_history(hdca.history, f"Collection {collection_id}", "collection")
         if hdca.deleted and (elements := hdca.dataset_instances) and all(hda.purged for hda in elements):
             # What delete_history_items reports as purged: deleted with every dataset purged.
             raise AnalysisError(
