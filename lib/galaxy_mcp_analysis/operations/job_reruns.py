@@ -161,8 +161,8 @@ class JobReruns:
         replaced = []
         for placement in paired:
             place = placement.place
-            for dataset, payload in ((place.dataset, {"visible": False}),
-                                     (placement.dataset, {"visible": place.visible} | ({"name": place.name} if place.name else {}))):
+            taken = {"visible": place.visible} | ({"name": place.name} if place.name else {})
+            for dataset, payload in ((place.dataset, {"visible": False}), (placement.dataset, taken)):
                 contents.update(self.trans, history_id=None, id=dataset, payload=payload,
                                 serialization_params=SerializationParams(view="summary"),
                                 contents_type=HistoryContentType.dataset)

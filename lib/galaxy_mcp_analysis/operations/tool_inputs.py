@@ -230,7 +230,8 @@ class ToolInputs:
         connected: Collection[str] = (),
         unchecked: list[dict[str, str]] | None = None,
     ) -> tuple[dict[str, Any], list[InputProblem], dict[str, Any]]:
-        """``(normalised nested state, problems, passed-through keys)``; what was left to Galaxy goes to ``unchecked``."""
+        """``(normalised nested state, problems, passed-through keys)``; what is left to Galaxy goes to
+        ``unchecked``."""
         if not isinstance(inputs, Mapping):
             problem = InputProblem(
                 path, WRONG_TYPE, "inputs must be an object of parameter names to values.",
