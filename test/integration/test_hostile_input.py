@@ -173,14 +173,14 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
 
 # ---- generated cases ----
 
-MISSING = object()
 HUGE = "x" * (2 * MIB)
 STOCK_HUGE = "x" * 2048
 STRINGS = {
     "empty": "", "unicode-control": "ünï🧬\u202e\x00\x01\x1b[2J\r\n", "dotdot-path": "../../etc/passwd",
     "file-url": "file:///etc/passwd", "malformed-id": "not-an-id!", "unknown-id": "0123456789abcdef",
 }
-WRONG_FOR_STRING = {"int": 123, "object": {"a": 1}}
+#: A wrong JSON type for a string (an object, and a missing required argument, are test_schema_errors_are_coded's).
+WRONG_FOR_STRING = {"int": 123}
 INTEGERS = {"negative": -1, "min-int64": -(2**63), "huger": 10**40, "float": 1.5, "string": "ten"}
 BOOLEANS = {"string": "maybe", "int-2": 2}
 
@@ -215,6 +215,15 @@ def _next(elements: list) -> int:
     return depth
 
 
+def names_ids(parameter: str) -> bool:
+    return parameter.endswith(("_id", "_ids"))
+
+
+def without_id_shapes(strings: dict[str, str]) -> dict[str, str]:
+    """A parameter that is no id (a name, a content, a key): "not-an-id!" tells nothing "unknown-id" does not."""
+    return {label: value for label, value in strings.items() if label != "malformed-id"}
+
+
 def types_of(schema: dict) -> set[str]:
     options = schema.get("anyOf", [schema])
     return {option.get("type", "object") for option in options}
@@ -227,17 +236,15 @@ def item_type(schema: dict) -> str | None:
     return None
 
 
-def cases_for(parameter: str, schema: dict, required: bool, ids: Ids, huge: str = HUGE) -> dict[str, Any]:
-    """label -> value (MISSING to omit the parameter) for one parameter, from its JSON schema."""
+def cases_for(parameter: str, schema: dict, ids: Ids, huge: str = HUGE) -> dict[str, Any]:
+    """label -> value for one parameter, from its JSON schema."""
     kinds = types_of(schema)
     cases: dict[str, Any] = {}
-    if required:
-        cases["missing"] = MISSING
     if "null" not in kinds:
         cases["null"] = None
     foreign = ids.foreign.get(parameter)
     if "string" in kinds:
-        cases.update(STRINGS)
+        cases.update(STRINGS if names_ids(parameter) else without_id_shapes(STRINGS))
         cases[f"huge-{len(huge)}-chars"] = huge
         cases.update(WRONG_FOR_STRING)
         if foreign:
@@ -295,16 +302,22 @@ class Tally:
     long_errors: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     by_tool: dict[str, int] = field(default_factory=dict)
-    #: The history and page as last seen; still valid until a write succeeds.
-    view: tuple | None = None
+    #: The history (and, for page writes, the page) as last seen, by with_pages; valid until a write succeeds.
+    views: dict[bool, tuple] = field(default_factory=dict)
 
 
-def snapshot(galaxy, api_key, ids: Ids) -> tuple:
-    """What a failed write could change: every item of the history (hidden, deleted included), the pages
-    attached to it, and the base page's revisions and latest content."""
+PAGE_TOOLS = {"create_page", "update_page", "revert_page_revision"}
+
+
+def snapshot(galaxy, api_key, ids: Ids, with_pages: bool = True) -> tuple:
+    """What a failed write could change: every item of the history (hidden, deleted included) and, with_pages
+    (a page write: only those can make or change a page), the pages attached to it and the base page's
+    revisions and latest content."""
     gx = galaxy.galaxy_url
     keys = ("id", "hid", "name", "history_content_type", "visible", "deleted", "purged", "element_count")
     contents = rest(gx, f"/api/histories/{ids.history}/contents", api_key)
+    if not with_pages:
+        return (sorted(tuple(item.get(key) for key in keys) for item in contents),)
     pages = rest(gx, f"/api/pages?history_id={ids.history}", api_key)
     page = rest(gx, f"/api/pages/{ids.page}", api_key)
     return (
@@ -320,8 +333,10 @@ def run_case(galaxy, mcp, api_key, ids, tally: Tally, tool: str, label: str, arg
     tally.by_tool[tool] = tally.by_tool.get(tool, 0) + 1
     context = f"{tool}[{label}]"
     before = None
+    with_pages = tool in PAGE_TOOLS
     if tool in WRITE_TOOLS:
-        before = tally.view = tally.view or snapshot(galaxy, api_key, ids)
+        before = tally.views.get(with_pages) or snapshot(galaxy, api_key, ids, with_pages)
+        tally.views[with_pages] = before
     try:
         result = mcp.call(tool, {**arguments, "api_key": api_key}, timeout=CALL_TIMEOUT)
     except TimeoutError:
@@ -335,7 +350,7 @@ def run_case(galaxy, mcp, api_key, ids, tally: Tally, tool: str, label: str, arg
         return
     if not result.is_error:
         tally.succeeded += 1
-        tally.view = None
+        tally.views.clear()
         if tool in WRITE_TOOLS:  # let new items settle (an upload is renamed when its job ends)
             mcp.call_ok("wait_for_jobs", history_id=ids.history, timeout_seconds=120, api_key=api_key)
         problem = verify(tool, arguments, result.structured_content)
@@ -360,8 +375,8 @@ def run_case(galaxy, mcp, api_key, ids, tally: Tally, tool: str, label: str, arg
     else:
         tally.failures.append(f"{context}: uncoded error {text[:300]!r}")
     if before is not None:
-        tally.view = snapshot(galaxy, api_key, ids)
-    if before is not None and tally.view != before:
+        tally.views = {with_pages: snapshot(galaxy, api_key, ids, with_pages)}
+    if before is not None and tally.views[with_pages] != before:
         tally.failures.append(f"{context}: failed ({text[:100]!r}) but changed the history or page")
 
 
@@ -402,7 +417,6 @@ def test_hostile_input(galaxy, mcp, api_key, ids, tool):
     base = base_calls(ids)
     assert tool in base, f"add a base call for {tool}"
     verify = verifier(galaxy, mcp, api_key, PENDING)
-    required = set(schema.get("required", []))
     run_case(galaxy, mcp, api_key, ids, tally, tool, "unexpected-argument", {**base[tool], "surprise": 1}, verify)
     for parameter, parameter_schema in schema["properties"].items():
         if parameter == "api_key":
@@ -410,12 +424,8 @@ def test_hostile_input(galaxy, mcp, api_key, ids, tool):
         tally.parameters += 1
         # Stock tools get a 2 KiB string, not 2 MiB: see test_a_long_error_of_a_stock_tool_does_not_stall_galaxy.
         huge = STOCK_HUGE if tool in STOCK_TOOLS else HUGE
-        for label, value in cases_for(parameter, parameter_schema, parameter in required, ids, huge).items():
-            arguments = dict(base[tool])
-            if value is MISSING:
-                arguments.pop(parameter, None)
-            else:
-                arguments[parameter] = value
+        for label, value in cases_for(parameter, parameter_schema, ids, huge).items():
+            arguments = {**base[tool], parameter: value}
             run_case(galaxy, mcp, api_key, ids, tally, tool, f"{parameter}={label}", arguments, verify)
     # Still healthy after the batch.
     assert mcp.call_ok("get_server_info", api_key=api_key), f"server unhealthy after {tool}"
