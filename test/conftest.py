@@ -54,6 +54,9 @@ def patch_set_tools() -> set[str]:
     return {spec.name for spec in TOOL_SPECS} | (STOCK_TOOLS & (overridden | redescribed))
 
 
+#: Tool wrappers written here of the kinds admins install (test/corpus/README.md), with their own tool_conf.xml.
+CORPUS_CONF = Path(__file__).parent / "corpus" / "tool_conf.xml"
+
 _usernames = itertools.count()
 
 
@@ -95,8 +98,10 @@ def new_database_url(postgres):
 
 @pytest.fixture(scope="session")
 def galaxy(tmp_path_factory, new_database_url):
-    """The session's Galaxy, started by the same launcher as `make serve`."""
-    server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data", database_url=new_database_url())
+    """The session's Galaxy, started by the same launcher as `make serve`, serving test/corpus as an admin's
+    own tool configuration beside the bundled toolbox (`make serve TOOL_CONF=test/corpus/tool_conf.xml`)."""
+    server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data", database_url=new_database_url(),
+                            tool_confs=[CORPUS_CONF])
     server.start()
     yield server
     server.stop()

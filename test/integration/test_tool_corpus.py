@@ -2,37 +2,21 @@
 admin's own tools (test/corpus): valid requests run as asked, in the flat and the nested form;
 a value the preflight cannot judge is passed on and named in ``unchecked``, never refused on a guess.
 
-One Galaxy of its own (the corpus beside the bundled toolbox), so the served toolbox's sweeps stay
-as they are."""
-
-from pathlib import Path
+The session's Galaxy serves the corpus (conftest.CORPUS_CONF) beside the bundled toolbox; the
+preflight sweep picks its tools from the bundled toolbox alone, so its figures stay as they are."""
 
 import pytest
 
 from conftest import fetch
-from galaxy_mcp_analysis.testing import McpClient
-from galaxy_mcp_analysis.testing.launcher import LaunchedGalaxy
-
-#: The corpus as an admin's own tool configuration (its tool_path is ${tool_conf_dir}/tools).
-CORPUS_CONF = Path(__file__).parent.parent / "corpus" / "tool_conf.xml"
 
 
 @pytest.fixture(scope="module")
-def corpus_galaxy(tmp_path_factory, new_database_url):
-    data_dir = tmp_path_factory.mktemp("corpus") / "data"
-    with LaunchedGalaxy(data_dir, database_url=new_database_url(), tool_confs=[CORPUS_CONF]) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_galaxy):
-    with McpClient(corpus_galaxy.mcp_url) as client:
-        key = corpus_galaxy.api_key
-        history = client.call_ok("create_history", name="corpus", api_key=key)["id"]
-        table = fetch(corpus_galaxy, key, history, {"src": "pasted", "paste_content": "a\t1\nb\t2\n", "ext": "tabular",
-                                                    "dbkey": "hg19"})
-        notes = fetch(corpus_galaxy, key, history, {"src": "pasted", "paste_content": "notes\n", "ext": "txt"})
-        yield {"mcp": client, "key": key, "history": history, "table": table["id"], "notes": notes["id"]}
+def corpus(galaxy, mcp, api_key):
+    history = mcp.call_ok("create_history", name="corpus", api_key=api_key)["id"]
+    table = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "a\t1\nb\t2\n", "ext": "tabular",
+                                             "dbkey": "hg19"})
+    notes = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "notes\n", "ext": "txt"})
+    return {"mcp": mcp, "key": api_key, "history": history, "table": table["id"], "notes": notes["id"]}
 
 
 def run(corpus, tool_id, inputs) -> tuple[dict, str, dict]:
