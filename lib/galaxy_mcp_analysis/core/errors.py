@@ -15,6 +15,8 @@ class ErrorCode(str, enum.Enum):
     NOT_READY = "NOT_READY"
     CONFLICT = "CONFLICT"
     SYSTEM_ERROR = "SYSTEM_ERROR"
+    FORBIDDEN = "FORBIDDEN"
+    RATE_LIMITED = "RATE_LIMITED"
 
 
 class InvalidInput(ValueError):

@@ -77,6 +77,8 @@ _DEFAULT_SUGGESTION = {
     ErrorCode.NOT_READY: "Wait for the job to finish with wait_for_jobs(job_ids=[...]), then call this tool again.",
     ErrorCode.CONFLICT: "Reload the item's current state and retry the change on top of it.",
     ErrorCode.SYSTEM_ERROR: "Retry once; if it fails again, report the correlation id to the Galaxy admin.",
+    ErrorCode.FORBIDDEN: "This server's policy refuses the call; do without it or ask the Galaxy admin.",
+    ErrorCode.RATE_LIMITED: "Wait retry_after_seconds, then call again.",
 }
 
 #: For [NOT_FOUND], the tool that lists valid values of the id argument the call named.

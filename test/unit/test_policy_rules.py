@@ -1,0 +1,155 @@
+"""core.policy: the policy file's validation (line and field named), who a rule applies to,
+deny over allow, the smallest limit, tool classes, Galaxy tool matching, rate limits."""
+
+import pytest
+
+from galaxy_mcp_analysis.core.policy import (
+    Caller,
+    CORE_TOOLSET,
+    GalaxyTool,
+    load_policy,
+    parse_policy,
+    Policy,
+    PolicyError,
+    RateLimiter,
+    ToolFacts,
+)
+
+ADMIN = Caller("admin@example.org", is_admin=True)
+ANALYST = Caller("ana@example.org", roles=frozenset({"analysts"}), groups=frozenset({"lab"}))
+OTHER = Caller("other@example.org")
+
+EXAMPLE = """\
+toolsets:
+  curation: [get_history_contents, peek_dataset_content, get_job_errors]
+rules:
+  - name: no-purge-for-users
+    who: non_admins
+    reason: Purging is for admins.
+    deny_mcp_tools: [purge]
+  - name: analysts-read-only
+    who: {roles: [analysts]}
+    allow_mcp_tools: [read_only, run_tool]
+    allow_galaxy_tools: [Cut1, "toolshed.example.org/repos/iuc/*", "section:Text Manipulation"]
+    deny_galaxy_tools: [Grep1]
+    max_jobs_per_call: 100
+    calls_per_minute: 60
+  - name: lab-small
+    who: {groups: [lab]}
+    max_jobs_per_call: 10
+    invocations_per_hour: 2
+    mask_fields: {get_job_errors: [command_line], "*": [secret]}
+"""
+
+PURGE = ToolFacts("delete_history_items", destructive=True, purge=True)
+DELETE = ToolFacts("delete_history_items", destructive=True)
+READ = ToolFacts("get_history_contents", read_only=True)
+RUN = ToolFacts("run_tool")
+
+
+def test_the_contract_example_parses():
+    policy = parse_policy(EXAMPLE)
+    assert [rule.name for rule in policy.rules] == ["no-purge-for-users", "analysts-read-only", "lab-small"]
+    assert policy.toolset("curation") == ("get_history_contents", "peek_dataset_content", "get_job_errors")
+    assert policy.toolset("core") == CORE_TOOLSET and len(CORE_TOOLSET) <= 16
+    assert policy.toolset("nope") is None
+
+
+def test_an_empty_file_is_no_rules():
+    assert parse_policy("") == Policy()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("rules:\n  - name: a\n    who: everyone\n    deny_mcp_tool: [purge]\n", "line 4: rules[0].deny_mcp_tool: unknown key"),
+    ("rules:\n  - name: a\n    who: somebody\n", "line 3: rules[0].who: must be one of everyone"),
+    ("rules:\n  - name: a\n    who: everyone\n    calls_per_minute: 0\n", "line 4: rules[0].calls_per_minute: must be a whole"),
+    ("rules:\n  - name: a\n    who: everyone\n    max_jobs_per_call: lots\n", "line 4: rules[0].max_jobs_per_call"),
+    ("rules:\n  - who: everyone\n", "line 2: rules[0].name: is required"),
+    ("rules:\n  - name: a\n    who: {emails: [x]}\n", "line 3: rules[0].who.emails: unknown key"),
+    ("rules:\n  - name: a\n    who: everyone\n    deny_galaxy_tools: Grep1\n", "line 4: rules[0].deny_galaxy_tools: must be a list"),
+    ("toolset:\n  x: [a]\n", "line 1: toolset: unknown key"),
+    ("toolsets:\n  core: [a]\n", "line 2: toolsets.core: core is built in"),
+    ("rules: [\n", "not valid YAML"),
+    ("rules:\n  - {name: a, who: everyone}\n  - {name: a, who: admins}\n", "the name 'a' is used twice"),
+])
+def test_a_mistake_is_named_by_line_and_field(text, expected):
+    with pytest.raises(PolicyError, match=None) as raised:
+        parse_policy(text, source="policy.yml")
+    assert str(raised.value).startswith("policy.yml")
+    assert expected in str(raised.value)
+
+
+def test_an_absent_file_is_an_error(tmp_path):
+    with pytest.raises(PolicyError, match="cannot be read"):
+        load_policy(str(tmp_path / "absent.yml"))
+
+
+def test_who_matches_admins_roles_groups_and_emails():
+    policy = parse_policy("rules:\n  - {name: u, who: {users: [OTHER@example.org]}}\n" + EXAMPLE.split("rules:\n")[1])
+    names = lambda caller: [rule.name for rule in policy.applying(caller)]  # noqa: E731
+    assert names(ADMIN) == []
+    assert names(ANALYST) == ["no-purge-for-users", "analysts-read-only", "lab-small"]
+    assert names(OTHER) == ["u", "no-purge-for-users"]  # emails compare case-insensitively
+
+
+def test_classes_come_from_annotations():
+    assert PURGE.classes == {"destructive", "purge"}
+    assert READ.classes == {"read_only"}
+    assert RUN.classes == {"creates_jobs"}
+
+
+def test_deny_wins_over_allow_and_allow_lists_are_a_union():
+    policy = parse_policy(EXAMPLE)
+    refusal = policy.check_tool(ANALYST, PURGE)
+    assert refusal.rule == "no-purge-for-users" and "Purging is for admins." in refusal.reason
+    assert not refusal.rate_limited
+    assert policy.check_tool(ANALYST, READ) is None and policy.check_tool(ANALYST, RUN) is None
+    refusal = policy.check_tool(ANALYST, DELETE)
+    assert refusal.rule == "analysts-read-only" and "not among the allowed" in refusal.reason
+    assert policy.check_tool(OTHER, DELETE) is None and policy.check_tool(OTHER, PURGE) is not None
+    assert policy.check_tool(ADMIN, PURGE) is None
+    both = parse_policy("rules:\n  - {name: a, who: everyone, allow_mcp_tools: [run_tool], deny_mcp_tools: [creates_jobs]}\n")
+    assert both.check_tool(OTHER, RUN).rule == "a"
+
+
+def test_galaxy_tools_by_id_pattern_and_section():
+    policy = parse_policy(EXAMPLE)
+    allowed = [GalaxyTool("Cut1"), GalaxyTool("toolshed.example.org/repos/iuc/bakta/bakta/1.9"),
+               GalaxyTool("Remove beginning1", section="Text Manipulation")]
+    assert policy.check_galaxy_tools(ANALYST, allowed) is None
+    assert "Grep1 is denied (Grep1)" in policy.check_galaxy_tools(ANALYST, [GalaxyTool("Grep1", "Text Manipulation")]).reason
+    refusal = policy.check_galaxy_tools(ANALYST, allowed + [GalaxyTool("wc_gnu", section="Statistics")])
+    assert refusal.rule == "analysts-read-only" and "wc_gnu" in refusal.reason
+    assert policy.check_galaxy_tools(OTHER, [GalaxyTool("Grep1")]) is None
+    assert policy.needs_galaxy_tools(ANALYST) and not policy.needs_galaxy_tools(OTHER)
+
+
+def test_the_smallest_limit_applies():
+    policy = parse_policy(EXAMPLE)
+    assert policy.limit(ANALYST, "max_jobs_per_call") == (10, "lab-small")
+    assert policy.check_jobs(ANALYST, 10) is None
+    refusal = policy.check_jobs(ANALYST, 10_000)
+    assert refusal.rule == "lab-small" and "10000 jobs; at most 10" in refusal.reason
+    assert policy.check_jobs(OTHER, 10_000) is None and not policy.needs_jobs_count(OTHER)
+
+
+def test_masks_by_tool_and_star():
+    policy = parse_policy(EXAMPLE)
+    assert policy.masked_fields(ANALYST, "get_job_errors") == {"command_line", "secret"}
+    assert policy.masked_fields(ANALYST, "run_tool") == {"secret"}
+    assert policy.masked_fields(OTHER, "get_job_errors") == set()
+
+
+def test_rate_limits_per_user_with_retry_after():
+    now = [1000.0]
+    limiter = RateLimiter(clock=lambda: now[0])
+    policy = parse_policy("rules:\n  - {name: slow, who: everyone, calls_per_minute: 2, invocations_per_hour: 1}\n")
+    assert limiter.check(policy, OTHER, "u1", "get_user") is None
+    assert limiter.check(policy, OTHER, "u1", "invoke_workflow") is None
+    refusal = limiter.check(policy, OTHER, "u1", "get_user")
+    assert refusal.rule == "slow" and refusal.retry_after_seconds == 60
+    assert limiter.check(policy, OTHER, "u2", "get_user") is None  # per user
+    now[0] += 60
+    refusal = limiter.check(policy, OTHER, "u1", "invoke_workflow")
+    assert refusal.rate_limited and refusal.retry_after_seconds == 3540 and "invocations per hour" in refusal.reason
+    assert limiter.check(policy, OTHER, "u1", "get_user") is None  # the refused invocation was not counted
