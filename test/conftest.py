@@ -100,8 +100,11 @@ def new_database_url(postgres):
 def galaxy(tmp_path_factory, new_database_url):
     """The session's Galaxy, started by the same launcher as `make serve`, serving test/corpus as an admin's
     own tool configuration beside the bundled toolbox (`make serve TOOL_CONF=test/corpus/tool_conf.xml`)."""
+    # A policy file path that stays absent (no policy: today's behaviour) until test_policy.py writes it.
+    policy_file = tmp_path_factory.mktemp("policy") / "policy.yml"
     server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data", database_url=new_database_url(),
-                            tool_confs=[CORPUS_CONF])
+                            tool_confs=[CORPUS_CONF], env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(policy_file)})
+    server.policy_file = policy_file
     server.start()
     yield server
     server.stop()

@@ -371,6 +371,51 @@ def apply_mcp_routes_first(settings: Settings) -> None:
     fast_app.include_mcp = include_mcp
 
 
+def check_policy() -> str | None:
+    from fastmcp.server.middleware import Middleware
+    from galaxy.config import GalaxyAppConfiguration
+    from galaxy.managers.users import UserManager
+    from galaxy.model import User
+    from galaxy.tools import Tool
+
+    if not hasattr(Middleware, "on_list_tools"):
+        return "fastmcp Middleware.on_list_tools is gone"
+    if not callable(getattr(UserManager, "by_api_key", None)):
+        return "galaxy.managers.users.UserManager.by_api_key is gone (the policy identifies callers by key)"
+    for owner, name in ((User, "all_roles"), (Tool, "get_panel_section"), (GalaxyAppConfiguration, "is_admin_user")):
+        if not callable(getattr(owner, name, None)):
+            return f"{owner.__module__}.{owner.__name__}.{name} is gone"
+    return check_header_auth()  # the caller's key comes the same way
+
+
+def apply_policy(settings: Settings) -> None:
+    from galaxy_mcp_analysis.activation.registry import PatchSetRefused
+    from galaxy_mcp_analysis.core.policy import PolicyError
+    from galaxy_mcp_analysis.mcp.policy import (
+        check_policy_file,
+        policy_path,
+        PolicyRules,
+        PolicySource,
+    )
+
+    def validated(path):
+        try:
+            check_policy_file(path)
+        except PolicyError as error:
+            raise PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: {error}") from None
+        return path
+
+    validated(policy_path())  # the variable's file, before Galaxy builds anything
+
+    def enforce_policy(mcp, gx_app):
+        # Appended after every other patch's middleware: inside CodedToolErrors (refusals are coded)
+        # and HeaderApiKey (the key is filled in); a middleware inserted before it wraps it.
+        mcp.add_middleware(PolicyRules(gx_app, PolicySource(validated(policy_path(gx_app)))))
+
+    _customize_built_mcp_app()
+    _SERVER_CUSTOMIZERS.append(enforce_policy)
+
+
 #: Every runtime patch, in the order activation checks and applies them (one row each in PATCHES.md).
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -435,5 +480,12 @@ PATCHES: tuple[Patch, ...] = (
         summary="/api/mcp is matched first instead of after every Galaxy API route (profiled: 5-20% of a small call).",
         check=check_mcp_routes_first,
         apply=apply_mcp_routes_first,
+    ),
+    Patch(
+        id="mcp-policy",
+        target="fastmcp.server.middleware.Middleware.on_call_tool",
+        summary="The admin's policy file (rules, limits, masks, tool sets) is enforced on every MCP call and tools/list.",
+        check=check_policy,
+        apply=apply_policy,
     ),
 )

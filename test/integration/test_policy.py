@@ -1,0 +1,210 @@
+"""The admin's policy file through /api/mcp: each rule kind for an admin, a user in a role (and a
+group) and another user, allowed and denied; nothing created by a refused call (checked through
+REST); tools/list filtered for a header key; tool sets; an invalid file on reload and at start-up.
+
+The session Galaxy reads the policy file named by GALAXY_MCP_ANALYSIS_POLICY_FILE (conftest),
+absent except while a test here has written it (it is re-read when it changes).
+"""
+
+import json
+import os
+import re
+import uuid
+
+import pytest
+
+from galaxy_mcp_analysis.testing import (
+    McpClient,
+    rest,
+    tools_reference,
+)
+from galaxy_mcp_analysis.testing.launcher import LaunchedGalaxy
+
+
+@pytest.fixture
+def policy(galaxy):
+    path = galaxy.policy_file
+
+    def write(text: str) -> None:
+        temporary = path.with_suffix(f".{uuid.uuid4().hex}")
+        temporary.write_text(text)
+        os.replace(temporary, path)  # a new inode: the server sees the change at its next call
+
+    yield write
+    path.unlink(missing_ok=True)
+
+
+def me(galaxy, key) -> dict:
+    return rest(galaxy.galaxy_url, "/api/users/current", key)
+
+
+def jobs_in(galaxy, key, history_id) -> int:
+    return len(rest(galaxy.galaxy_url, f"/api/jobs?history_id={history_id}&limit=500", key))
+
+
+def paste(mcp, key, history_id, text="a\tb\n") -> str:
+    return mcp.call_ok("create_dataset_from_text", history_id=history_id, content=text, api_key=key)["dataset_id"]
+
+
+def wait(mcp, key, history_id):
+    assert mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=110, api_key=key)["all_terminal"]
+
+
+def refused(mcp, tool, code, rule, **arguments) -> str:
+    text = mcp.call_error(tool, **arguments)
+    assert text.startswith(f"[{code}] rule {rule}: "), text
+    return text
+
+
+def test_no_policy_file_changes_nothing_and_rules_for_nobody_neither(galaxy, mcp, api_key, policy):
+    assert not galaxy.policy_file.exists()
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}) as keyed:
+        before = json.dumps(tools_reference.tool_dicts(keyed.list_tools()))
+        policy("rules:\n  - {name: nobody, who: {users: [nobody@example.org]}, deny_mcp_tools: [read_only]}\n")
+        assert json.dumps(tools_reference.tool_dicts(keyed.list_tools())) == before
+    assert before == json.dumps(tools_reference.tool_dicts(mcp.list_tools()))
+
+
+def test_policy_matrix(galaxy, mcp, api_key, other_user_key, admin_key, policy):
+    gx, admin = galaxy.galaxy_url, galaxy.admin_api_key
+    analyst, other = me(galaxy, api_key), me(galaxy, other_user_key)
+    marker = uuid.uuid4().hex[:8]
+    rest(gx, "/api/roles", admin, {"name": f"analysts-{marker}", "description": "policy test", "user_ids": [analyst["id"]]})
+    rest(gx, "/api/groups", admin, {"name": f"lab-{marker}", "user_ids": [analyst["id"]]})
+    # Data first, with no policy in force: the analyst's three datasets and their list, the admin's one.
+    history = mcp.call_ok("create_history", name="policy matrix", api_key=api_key)["id"]
+    datasets = [paste(mcp, api_key, history, f"{n}\tx\n") for n in range(3)]
+    collection = mcp.call_ok("create_collection", history_id=history, collection_type="list", name="three", api_key=api_key,
+                             element_identifiers=[{"name": f"e{n}", "src": "hda", "id": d}
+                                                  for n, d in enumerate(datasets)])["collection_id"]
+    admin_history = mcp.call_ok("create_history", name="policy matrix (admin)", api_key=admin_key)["id"]
+    admin_dataset = paste(mcp, admin_key, admin_history)
+    wait(mcp, api_key, history)
+    wait(mcp, admin_key, admin_history)
+    workflow = mcp.call_ok("create_workflow", api_key=api_key, definition={
+        "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"g": {"tool_id": "Grep1", "in": {"input": "t"}}}})
+    policy(f"""\
+toolsets:
+  reading: [get_user, get_history_contents]
+rules:
+  - name: no-purge-for-users
+    who: non_admins
+    reason: Purging is for admins.
+    deny_mcp_tools: [purge]
+  - name: analysts-tools
+    who: {{roles: [analysts-{marker}]}}
+    deny_galaxy_tools: [Grep1]
+    allow_galaxy_tools: [cat1, "Cut*"]
+    max_jobs_per_call: 2
+  - name: lab-mask
+    who: {{groups: [lab-{marker}]}}
+    mask_fields: {{get_user: [email]}}
+  - name: other-read-only
+    who: {{users: ["{other['email']}"]}}
+    reason: Reading only.
+    allow_mcp_tools: [read_only]
+    calls_per_minute: 6
+""")
+    one = {"input1": {"src": "hda", "id": datasets[0]}}
+    jobs_before = jobs_in(galaxy, api_key, history)
+
+    # MCP tool classes: purge denied to users (deny wins), allowed to the admin.
+    items = [{"src": "hda", "id": datasets[2]}]
+    text = refused(mcp, "delete_history_items", "FORBIDDEN", "no-purge-for-users",
+                   history_id=history, items=items, purge=True, api_key=api_key)
+    assert "Purging is for admins." in text and "Suggestion:" in text
+    assert not rest(gx, f"/api/datasets/{datasets[2]}", api_key)["deleted"]
+    refused(mcp, "delete_history_items", "FORBIDDEN", "no-purge-for-users",
+            history_id=history, items=items, purge=True, api_key=other_user_key)
+    purged = mcp.call_ok("delete_history_items", history_id=admin_history, purge=True, api_key=admin_key,
+                         items=[{"src": "hda", "id": admin_dataset}])
+    assert purged["items"][0]["purged"]
+
+    # Galaxy tools (by id, pattern) and jobs per call, for the analyst's role; nothing else bound.
+    refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, tool_id="Grep1", api_key=api_key,
+            inputs={"input": {"src": "hda", "id": datasets[0]}, "pattern": "x"})
+    text = refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, tool_id="sort1",
+                   inputs={"input": {"src": "hda", "id": datasets[0]}}, api_key=api_key)
+    assert "not among the allowed" in text
+    text = refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, tool_id="cat1", api_key=api_key,
+                   inputs={"input1": {"src": "hdca", "id": collection}})
+    assert "3 jobs; at most 2" in text
+    invocations = len(rest(gx, f"/api/invocations?history_id={history}", api_key))
+    refused(mcp, "invoke_workflow", "FORBIDDEN", "analysts-tools", workflow_id=workflow["workflow_id"],
+            history_id=history, inputs={"t": {"src": "hda", "id": datasets[0]}}, api_key=api_key)
+    assert len(rest(gx, f"/api/invocations?history_id={history}", api_key)) == invocations
+    assert jobs_in(galaxy, api_key, history) == jobs_before  # no refused call made a job
+    ran = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", inputs=one, api_key=api_key)
+    assert len(ran["jobs"]) == 1 and jobs_in(galaxy, api_key, history) == jobs_before + 1
+
+    # Masks by group: the analyst's get_user has no email, the others' do.
+    result = mcp.call("get_user", {"api_key": api_key})
+    assert "email" not in result.structured_content and analyst["email"] not in result.content[0].text
+    assert mcp.call_ok("get_user", api_key=admin_key)["email"]
+
+    # Allow lists by email: the other user reads only; tools/list with its header key shows only those.
+    histories = len(rest(gx, "/api/histories", other_user_key))
+    text = refused(mcp, "create_history", "FORBIDDEN", "other-read-only", name="x", api_key=other_user_key)
+    assert "Reading only." in text
+    assert len(rest(gx, "/api/histories", other_user_key)) == histories
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": other_user_key}) as keyed:
+        names = {tool.name for tool in keyed.list_tools()}
+    assert "get_user" in names and "peek_dataset_content" in names
+    assert not names & {"create_history", "run_tool", "delete_history_items", "invoke_workflow"}
+    # ...and is rate limited (calls per minute; the refused calls above were not counted).
+    outcomes = [mcp.call("get_user", {"api_key": other_user_key}) for _ in range(7)]
+    limited = [result for result in outcomes if result.is_error]
+    assert limited and all(not result.is_error for result in outcomes[: len(outcomes) - len(limited)])
+    assert re.match(r"\[RATE_LIMITED\] rule other-read-only: .*retry_after_seconds=\d+", limited[0].content[0].text)
+    # The admin is bound by none of the rules.
+    assert mcp.call_ok("get_user", api_key=admin_key)["email"]
+
+
+def test_tool_sets(galaxy, api_key, policy):
+    policy("toolsets:\n  reading: [get_user, get_history_contents]\n")
+    with McpClient(galaxy.mcp_url + "?toolset=core", headers={"x-api-key": api_key}) as core:
+        listed = core.list_tools()
+        assert len(listed) <= 16
+        assert tools_reference.tools_list_bytes(tools_reference.tool_dicts(listed)) <= 20 * 1024
+        assert core.call_error("get_user").startswith("[NOT_FOUND]")
+        # The field report's first steps through the core set: paste, gather, map over, wait, read.
+        history = core.call_ok("create_history", name="core set")["id"]
+        pasted = [core.call_ok("create_dataset_from_text", history_id=history, content=f">c{n}\nACGT\n",
+                               file_type="fasta")["dataset_id"] for n in range(2)]
+        collection = core.call_ok("create_collection", history_id=history, collection_type="list", name="pair",
+                                  element_identifiers=[{"name": f"c{n}", "src": "hda", "id": d}
+                                                       for n, d in enumerate(pasted)])["collection_id"]
+        inputs = {"input1": {"src": "hdca", "id": collection}, "options": ["lines"]}
+        checked = core.call_ok("check_tool_inputs", history_id=history, tool_id="wc_gnu", inputs=inputs)
+        assert checked["jobs_expected"] == 2
+        run = core.call_ok("run_tool", history_id=history, tool_id="wc_gnu", inputs=inputs)
+        assert core.call_ok("wait_for_jobs", job_ids=[job["id"] for job in run["jobs"]], timeout_seconds=110)["all_terminal"]
+        output = core.call_ok("get_collection_details", collection_id=run["implicit_collections"][0]["id"])
+        first = output["elements"][0]["object"]["id"]
+        assert core.call_ok("peek_dataset_content", dataset_id=first)["content"]
+    with McpClient(galaxy.mcp_url + "?toolset=reading", headers={"x-api-key": api_key}) as reading:
+        assert sorted(tool.name for tool in reading.list_tools()) == ["get_history_contents", "get_user"]
+    with McpClient(galaxy.mcp_url + "?toolset=nope", headers={"x-api-key": api_key}) as unknown:
+        with pytest.raises(Exception, match="Unknown tool set 'nope'"):
+            unknown.list_tools()
+
+
+def test_an_invalid_file_on_reload_refuses_every_call(mcp, api_key, policy):
+    policy("rules:\n  - name: typo\n    who: everybody\n")
+    text = mcp.call_error("get_user", api_key=api_key)
+    assert text.startswith("[FORBIDDEN] rule policy-file:") and "line 3: rules[0].who" in text, text
+    assert mcp.list_tools() == []
+    policy("rules: []\n")
+    assert mcp.call_ok("get_user", api_key=api_key)["id"]
+
+
+def test_an_invalid_file_stops_start_up(tmp_path):
+    invalid = tmp_path / "policy.yml"
+    invalid.write_text("rules:\n  - name: a\n    who: everyone\n    max_jobs: 3\n")
+    server = LaunchedGalaxy(tmp_path / "data", env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(invalid)})
+    try:
+        with pytest.raises(RuntimeError, match=r"Galaxy exited") as raised:
+            server.start()
+    finally:
+        server.stop()
+    assert "line 4: rules[0].max_jobs: unknown key" in str(raised.value)
