@@ -30,12 +30,11 @@ GALAXY_TOOL_RUNNERS = frozenset({"run_tool", "rerun_job", "invoke_workflow"})
 #: Tools counted by invocations_per_hour.
 INVOKING_TOOLS = frozenset({"invoke_workflow"})
 
-#: The built-in set ``?toolset=core``: the field-report analysis of doc/agent-guide.md.
+#: The built-in set ``?toolset=core``: the field-report analysis of doc/agent-guide.md (paste, gather,
+#: map over, wait, read, diagnose, repair, notebook) in under 20 KB of tools/list (test_field_report_replay).
 CORE_TOOLSET = (
-    "create_history", "get_history_contents", "create_dataset_from_text", "create_collection",
-    "get_collection_details", "get_tool_details", "check_tool_inputs", "run_tool", "wait_for_jobs",
-    "peek_dataset_content", "get_job_errors", "get_job_parameters", "rerun_job",
-    "create_page", "update_page", "get_page",
+    "create_history", "create_dataset_from_text", "create_collection", "get_collection_details",
+    "get_tool_details", "run_tool", "wait_for_jobs", "peek_dataset_content", "get_job_errors", "create_page",
 )
 
 _WHO_WORDS = ("everyone", "admins", "non_admins")

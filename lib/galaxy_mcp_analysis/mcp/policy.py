@@ -192,11 +192,11 @@ class PolicyRules(Middleware):
         if tool is None:
             return await call_next(context)
         refusal = policy.check_tool(caller, tool_facts(tool, arguments))
-        refusal = refusal or self.limiter.check(policy, caller, key, name)
         if refusal is None and name in GALAXY_TOOL_RUNNERS and (
             policy.needs_galaxy_tools(caller) or policy.needs_jobs_count(caller)
         ):
             refusal = await self._in_request_scope(self._check_run, policy, caller, key, name, arguments)
+        refusal = refusal or self.limiter.check(policy, caller, caller.email or key, name)  # last: refusals uncounted
         if refusal is not None:
             raise refused(refusal)
         result = await call_next(context)
@@ -236,18 +236,23 @@ class PolicyRules(Middleware):
         )
 
     def _check_run(self, policy: Policy, caller: Caller, key: str, name: str, arguments: dict) -> Refusal | None:
+        """Galaxy tool rules first (from the arguments or the recorded job / saved workflow), then the job count."""
         from galaxy_mcp_analysis.mcp.declaration import operations_for
 
         try:
             ops = operations_for(self.gx_app, key)
-            tool_ids, jobs = RUN_CHECKS[name](ops, arguments, policy.needs_jobs_count(caller))
+            tool_ids = RUN_TOOL_IDS[name](ops, arguments)
         except Exception:  # the call's own checks report what is wrong with it (nothing is created)
             return None
         if tool_ids is None:
             return Refusal("policy-checks", f"{name} runs tools this server cannot list before it runs "
                            "(a subworkflow step); the policy's Galaxy tool rules cannot be checked.")
         refusal = policy.check_galaxy_tools(caller, [self._galaxy_tool(tool_id) for tool_id in tool_ids])
-        if refusal is None and policy.needs_jobs_count(caller) and jobs is not None:
+        if refusal is None and policy.needs_jobs_count(caller):
+            try:
+                jobs = RUN_JOBS[name](ops, arguments)
+            except Exception:  # invalid inputs: the tool's own checks refuse the call, before any job
+                return None
             refusal = policy.check_jobs(caller, jobs)
         return refusal
 
@@ -257,49 +262,56 @@ class PolicyRules(Middleware):
         return GalaxyTool(tool.id if tool is not None else tool_id, section)
 
 
-def _count_tool_jobs(ops, history_id, tool_id, inputs) -> int | None:
-    checked = ops.check_tool_inputs(history_id, tool_id, inputs or {})
+#: The preflight cannot count the jobs (an unmodelled tool, no history yet): refused under any job limit.
+UNCOUNTED = 10**9
+
+
+def _count_tool_jobs(ops, history_id, tool_id, inputs, tool_version=None) -> int:
+    checked = ops.check_tool_inputs(history_id, tool_id, inputs or {}, tool_version=tool_version)
     if not checked.get("valid"):
         raise ValueError("invalid inputs: the tool's own checks refuse the call")
-    if checked.get("jobs_expected") is None:
-        return 10**9  # the preflight cannot count them: refused under any job limit (fail closed)
-    return int(checked["jobs_expected"])
+    return UNCOUNTED if checked.get("jobs_expected") is None else int(checked["jobs_expected"])
 
 
-def _run_tool(ops, arguments, count) -> tuple[list[str] | None, int | None]:
-    tool_id = arguments["tool_id"]
-    jobs = _count_tool_jobs(ops, arguments.get("history_id"), tool_id, arguments.get("inputs")) if count else None
-    return [tool_id], jobs
+def _workflow_steps(ops, arguments) -> list[dict]:
+    return ops.get_workflow_input_schema(arguments["workflow_id"])["steps"]
 
 
-def _rerun_job(ops, arguments, count):
-    recorded = ops.get_job_parameters(arguments["job_id"])
-    jobs = None
-    if count:
-        inputs = {**(recorded.get("inputs") or {}), **(arguments.get("changes") or {})}
-        jobs = _count_tool_jobs(ops, arguments.get("history_id") or recorded.get("history_id"), recorded["tool_id"], inputs)
-    return [recorded["tool_id"]], jobs
-
-
-def _invoke_workflow(ops, arguments, count):
-    workflow_id = arguments["workflow_id"]
-    steps = ops.get_workflow_input_schema(workflow_id)["steps"]
+def _workflow_tool_ids(ops, arguments) -> list[str] | None:
+    steps = _workflow_steps(ops, arguments)
     if any(step.get("type") == "subworkflow" for step in steps):
-        return None, None
-    tool_ids = [step["tool_id"] for step in steps if step.get("tool_id")]
-    jobs = None
-    if count:
-        if not arguments.get("history_id"):
-            return tool_ids, 10**9  # counted against a history's data only: refused under a job limit
-        checked = ops.check_workflow_inputs(workflow_id, arguments["history_id"], arguments.get("inputs") or {},
-                                            arguments.get("parameters"))
-        if not checked.get("valid"):
-            raise ValueError("invalid inputs: invoke_workflow's own checks refuse the call")
-        jobs = sum(int(step.get("jobs_expected") or 0) for step in checked["steps"])
-    return tool_ids, jobs
+        return None
+    return [step["tool_id"] for step in steps if step.get("tool_id")]
 
 
-RUN_CHECKS = {"run_tool": _run_tool, "rerun_job": _rerun_job, "invoke_workflow": _invoke_workflow}
+def _workflow_jobs(ops, arguments) -> int:
+    if not arguments.get("history_id"):
+        return UNCOUNTED  # counted against a history's data only
+    checked = ops.check_workflow_inputs(arguments["workflow_id"], arguments["history_id"],
+                                        arguments.get("inputs") or {}, arguments.get("parameters"))
+    if not checked.get("valid"):
+        raise ValueError("invalid inputs: invoke_workflow's own checks refuse the call")
+    return sum(int(step.get("jobs_expected") or 0) for step in checked["steps"])
+
+
+def _rerun_jobs(ops, arguments) -> int:
+    recorded = ops.get_job_parameters(arguments["job_id"])
+    inputs = {**(recorded.get("inputs") or {}), **(arguments.get("changes") or {})}
+    history_id = arguments.get("history_id") or recorded.get("history_id")
+    return _count_tool_jobs(ops, history_id, recorded["tool_id"], inputs)
+
+
+RUN_TOOL_IDS = {
+    "run_tool": lambda ops, arguments: [arguments["tool_id"]],
+    "rerun_job": lambda ops, arguments: [ops.get_job_parameters(arguments["job_id"])["tool_id"]],
+    "invoke_workflow": _workflow_tool_ids,
+}
+RUN_JOBS = {
+    "run_tool": lambda ops, arguments: _count_tool_jobs(ops, arguments.get("history_id"), arguments["tool_id"],
+                                                        arguments.get("inputs"), arguments.get("tool_version")),
+    "rerun_job": _rerun_jobs,
+    "invoke_workflow": _workflow_jobs,
+}
 
 
 def without_fields(value: Any, names: set[str]) -> Any:
