@@ -83,8 +83,9 @@ def test_policy_matrix(galaxy, mcp, api_key, other_user_key, admin_key, policy):
     admin_dataset = paste(mcp, admin_key, admin_history)
     wait(mcp, api_key, history)
     wait(mcp, admin_key, admin_history)
-    workflow = mcp.call_ok("create_workflow", api_key=api_key, definition={
-        "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"g": {"tool_id": "Grep1", "in": {"input": "t"}}}})
+    workflow, concatenation = (mcp.call_ok("create_workflow", api_key=api_key, definition={
+        "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"s": {"tool_id": tool, "in": {name: "t"}}}})
+        for tool, name in (("Grep1", "input"), ("cat1", "input1")))
     policy(f"""\
 toolsets:
   reading: [get_user, get_history_contents]
@@ -95,9 +96,10 @@ rules:
     deny_mcp_tools: [purge]
   - name: analysts-tools
     who: {{roles: [analysts-{marker}]}}
-    deny_galaxy_tools: [Grep1]
-    allow_galaxy_tools: [cat1, "Cut*"]
+    deny_galaxy_tools: ["Gre*"]
+    allow_galaxy_tools: ["section:Text manipulation"]
     max_jobs_per_call: 2
+    invocations_per_hour: 1
   - name: lab-mask
     who: {{groups: [lab-{marker}]}}
     mask_fields: {{get_user: [email]}}
@@ -122,11 +124,12 @@ rules:
                          items=[{"src": "hda", "id": admin_dataset}])
     assert purged["items"][0]["deleted"]  # the purge itself is Galaxy's task, finished later
 
-    # Galaxy tools (by id, pattern) and jobs per call, for the analyst's role; nothing else bound.
-    refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, tool_id="Grep1", api_key=api_key,
-            inputs={"input": {"src": "hda", "id": datasets[0]}, "pattern": "x"})
-    text = refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, tool_id="sort1",
-                   inputs={"input": {"src": "hda", "id": datasets[0]}}, api_key=api_key)
+    # Galaxy tools (pattern, panel section), jobs per call and invocations, for the analyst's role.
+    text = refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, tool_id="Grep1",
+                   api_key=api_key, inputs={"input": {"src": "hda", "id": datasets[0]}, "pattern": "x"})
+    assert "Galaxy tool Grep1 is denied (Gre*)" in text
+    text = refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, api_key=api_key,
+                   tool_id="__FILTER_EMPTY_DATASETS__", inputs={"input": {"src": "hdca", "id": collection}})
     assert "not among the allowed" in text
     text = refused(mcp, "run_tool", "FORBIDDEN", "analysts-tools", history_id=history, tool_id="cat1", api_key=api_key,
                    inputs={"input1": {"src": "hdca", "id": collection}})
@@ -138,6 +141,15 @@ rules:
     assert jobs_in(galaxy, api_key, history) == jobs_before  # no refused call made a job
     ran = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", inputs=one, api_key=api_key)
     assert len(ran["jobs"]) == 1 and jobs_in(galaxy, api_key, history) == jobs_before + 1
+    text = refused(mcp, "rerun_job", "FORBIDDEN", "analysts-tools", job_id=ran["jobs"][0]["id"], api_key=api_key,
+                   changes={"input1": {"src": "hdca", "id": collection}})
+    assert "3 jobs; at most 2" in text and jobs_in(galaxy, api_key, history) == jobs_before + 1
+    mcp.call_ok("invoke_workflow", workflow_id=concatenation["workflow_id"], history_id=history, api_key=api_key,
+                inputs={"t": {"src": "hda", "id": datasets[0]}})
+    text = refused(mcp, "invoke_workflow", "RATE_LIMITED", "analysts-tools", workflow_id=concatenation["workflow_id"],
+                   history_id=history, inputs={"t": {"src": "hda", "id": datasets[0]}}, api_key=api_key)
+    assert "invocations per hour" in text and int(re.search(r"retry_after_seconds=(\d+)", text)[1]) > 3000
+    assert len(rest(gx, f"/api/invocations?history_id={history}", api_key)) == invocations + 1
 
     # Masks by group: the analyst's get_user has no email, the others' do.
     result = mcp.call("get_user", {"api_key": api_key})

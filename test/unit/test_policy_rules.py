@@ -1,6 +1,8 @@
 """core.policy: the policy file's validation (line and field named), who a rule applies to,
 deny over allow, the smallest limit, tool classes, Galaxy tool matching, rate limits."""
 
+import json
+
 import pytest
 
 from galaxy_mcp_analysis.core.policy import (
@@ -153,3 +155,24 @@ def test_rate_limits_per_user_with_retry_after():
     refusal = limiter.check(policy, OTHER, "u1", "invoke_workflow")
     assert refusal.rate_limited and refusal.retry_after_seconds == 3540 and "invocations per hour" in refusal.reason
     assert limiter.check(policy, OTHER, "u1", "get_user") is None  # the refused invocation was not counted
+
+
+def test_rate_limits_are_counted_together_by_every_process_sharing_the_directory(tmp_path):
+    """mcp.policy's SharedRateLimiter: two limiters (two gunicorn workers) on one directory share the count;
+    a torn count file starts the count again instead of failing the call."""
+    from galaxy_mcp_analysis.mcp.policy import SharedRateLimiter
+
+    policy = parse_policy("rules:\n  - {name: slow, who: everyone, calls_per_minute: 3}\n")
+    first, second = SharedRateLimiter(str(tmp_path / "counts")), SharedRateLimiter(str(tmp_path / "counts"))
+    assert first.check(policy, OTHER, "u1", "get_user") is None
+    assert second.check(policy, OTHER, "u1", "get_user") is None
+    assert first.check(policy, OTHER, "u1", "get_user") is None
+    refusal = second.check(policy, OTHER, "u1", "get_user")
+    assert refusal.rule == "slow" and 55 <= refusal.retry_after_seconds <= 60
+    assert first.check(policy, OTHER, "u2", "get_user") is None  # per user
+    [count_file] = [path for path in (tmp_path / "counts").iterdir() if "calls_per_minute" in path.read_text()
+                    and len(json.loads(path.read_text())["calls_per_minute"]) == 3]
+    count_file.write_text('{"calls_per_minute": [1')
+    assert second.check(policy, OTHER, "u1", "get_user") is None
+    assert first.check(parse_policy("rules: []\n"), OTHER, "u3", "get_user") is None  # no limit: no file
+    assert len(list((tmp_path / "counts").iterdir())) == 2

@@ -196,6 +196,9 @@ class Policy:
     def needs_jobs_count(self, caller: Caller) -> bool:
         return self.limit(caller, "max_jobs_per_call") is not None
 
+    def has_rate_limits(self, caller: Caller) -> bool:
+        return any(self.limit(caller, name) is not None for name in ("calls_per_minute", "invocations_per_hour"))
+
     def needs_galaxy_tools(self, caller: Caller) -> bool:
         return any(rule.allow_galaxy_tools is not None or rule.deny_galaxy_tools for rule in self.applying(caller))
 
@@ -208,7 +211,11 @@ def _reason(rule: Rule, what: str) -> str:
 
 
 class RateLimiter:
-    """Calls per minute and invocations per hour per user, in this process's memory (per worker)."""
+    """Calls per minute and invocations per hour per user, in this process's memory.
+
+    ``judge`` is the counting itself, over the windows a ``stamps`` function hands it; a subclass
+    may keep those windows elsewhere (mcp.policy keeps them in files every process shares).
+    """
 
     def __init__(self, clock=time.monotonic):
         self.clock = clock
@@ -216,26 +223,31 @@ class RateLimiter:
         self._calls: dict[tuple[str, str], deque] = {}
 
     def check(self, policy: Policy, caller: Caller, user_key: str, tool_name: str) -> Refusal | None:
+        with self._lock:
+            return self.judge(policy, caller, tool_name,
+                              lambda limit_name: self._calls.setdefault((user_key, limit_name), deque()))
+
+    def judge(self, policy: Policy, caller: Caller, tool_name: str, stamps_of) -> Refusal | None:
+        """Refuse the call if a window is full, else count it in every window it falls under."""
         windows = [("calls_per_minute", 60.0, True)]
         windows.append(("invocations_per_hour", 3600.0, tool_name in INVOKING_TOOLS))
         now = self.clock()
-        with self._lock:
-            counted = []
-            for limit_name, window, counts in windows:
-                limit = policy.limit(caller, limit_name)
-                if not (limit and counts):
-                    continue
-                stamps = self._calls.setdefault((user_key, limit_name), deque())
-                while stamps and stamps[0] <= now - window:
-                    stamps.popleft()
-                if len(stamps) >= limit[0]:
-                    wait = max(1, int(stamps[0] + window - now + 0.999))
-                    rule = policy._rule(limit[1])
-                    what = f"at most {limit[0]} {limit_name.replace('_', ' ')}"
-                    return Refusal(rule.name, _reason(rule, what), retry_after_seconds=wait)
-                counted.append(stamps)
-            for stamps in counted:  # a refused call is not counted
-                stamps.append(now)
+        counted = []
+        for limit_name, window, counts in windows:
+            limit = policy.limit(caller, limit_name)
+            if not (limit and counts):
+                continue
+            stamps = stamps_of(limit_name)
+            while stamps and stamps[0] <= now - window:
+                stamps.popleft()
+            if len(stamps) >= limit[0]:
+                wait = max(1, int(stamps[0] + window - now + 0.999))
+                rule = policy._rule(limit[1])
+                what = f"at most {limit[0]} {limit_name.replace('_', ' ')}"
+                return Refusal(rule.name, _reason(rule, what), retry_after_seconds=wait)
+            counted.append(stamps)
+        for stamps in counted:  # a refused call is not counted
+            stamps.append(now)
         return None
 
 

@@ -10,10 +10,14 @@ get_job_parameters, get_workflow_input_schema). ``?toolset=NAME`` on the MCP URL
 is listed and served; without a policy file and without ``?toolset`` nothing changes.
 """
 
+import fcntl
+import hashlib
 import json
 import logging
 import os
 import threading
+import time
+from collections import deque
 from typing import Any
 
 import anyio
@@ -140,11 +144,43 @@ def tool_facts(tool, arguments: dict | None = None) -> ToolFacts:
     )
 
 
+class SharedRateLimiter(RateLimiter):
+    """The rate limits' counts in one small file per user under ``directory``, read and written under an
+    exclusive ``flock``: every process that shares the directory (gunicorn's workers) counts together."""
+
+    def __init__(self, directory: str):
+        super().__init__(clock=time.time)  # wall clock: the same in every process
+        self.directory = directory
+
+    def check(self, policy: Policy, caller: Caller, user_key: str, tool_name: str) -> Refusal | None:
+        if not policy.has_rate_limits(caller):
+            return None
+        os.makedirs(self.directory, exist_ok=True)
+        name = hashlib.sha256(user_key.encode()).hexdigest()[:32]
+        with open(os.path.join(self.directory, f"{name}.json"), "a+", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+            handle.seek(0)
+            try:
+                windows = {key: deque(stamps) for key, stamps in json.loads(handle.read() or "{}").items()}
+            except ValueError:  # a torn file (a process killed mid-write): start the count again
+                windows = {}
+            refusal = self.judge(policy, caller, tool_name, lambda key: windows.setdefault(key, deque()))
+            handle.seek(0)
+            handle.truncate()
+            handle.write(json.dumps({key: list(stamps) for key, stamps in windows.items()}))
+        return refusal
+
+
+def counts_directory(gx_app) -> str:
+    """Where the rate limits are counted: Galaxy's data directory, shared by all its web workers."""
+    return os.path.join(str(gx_app.config.data_dir), "mcp_policy_counts")
+
+
 class PolicyRules(Middleware):
-    def __init__(self, gx_app, source: PolicySource):
+    def __init__(self, gx_app, source: PolicySource, limiter: RateLimiter | None = None):
         self.gx_app = gx_app
         self.source = source
-        self.limiter = RateLimiter()
+        self.limiter = limiter or SharedRateLimiter(counts_directory(gx_app))
 
     def _toolset(self, policy: Policy | None) -> set[str] | None:
         name = requested_toolset()
@@ -196,7 +232,8 @@ class PolicyRules(Middleware):
             policy.needs_galaxy_tools(caller) or policy.needs_jobs_count(caller)
         ):
             refusal = await self._in_request_scope(self._check_run, policy, caller, key, name, arguments)
-        refusal = refusal or self.limiter.check(policy, caller, caller.email or key, name)  # last: refusals uncounted
+        if refusal is None and policy.has_rate_limits(caller):  # last: refused calls are not counted
+            refusal = await anyio.to_thread.run_sync(self.limiter.check, policy, caller, caller.email or key, name)
         if refusal is not None:
             raise refused(refusal)
         result = await call_next(context)
