@@ -71,12 +71,14 @@ def test_policy_matrix(galaxy, mcp, api_key, other_user_key, admin_key, policy):
     gx, admin = galaxy.galaxy_url, galaxy.admin_api_key
     analyst, other = me(galaxy, api_key), me(galaxy, other_user_key)
     marker = uuid.uuid4().hex[:8]
-    rest(gx, "/api/roles", admin, {"name": f"analysts-{marker}", "description": "policy test", "user_ids": [analyst["id"]]})
+    rest(gx, "/api/roles", admin,
+         {"name": f"analysts-{marker}", "description": "policy test", "user_ids": [analyst["id"]]})
     rest(gx, "/api/groups", admin, {"name": f"lab-{marker}", "user_ids": [analyst["id"]]})
     # Data first, with no policy in force: the analyst's three datasets and their list, the admin's one.
     history = mcp.call_ok("create_history", name="policy matrix", api_key=api_key)["id"]
     datasets = [paste(mcp, api_key, history, f"{n}\tx\n") for n in range(3)]
-    collection = mcp.call_ok("create_collection", history_id=history, collection_type="list", name="three", api_key=api_key,
+    collection = mcp.call_ok("create_collection", history_id=history, collection_type="list", name="three",
+                             api_key=api_key,
                              element_identifiers=[{"name": f"e{n}", "src": "hda", "id": d}
                                                   for n, d in enumerate(datasets)])["collection_id"]
     admin_history = mcp.call_ok("create_history", name="policy matrix (admin)", api_key=admin_key)["id"]

@@ -62,13 +62,16 @@ def test_an_empty_file_is_no_rules():
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("rules:\n  - name: a\n    who: everyone\n    deny_mcp_tool: [purge]\n", "line 4: rules[0].deny_mcp_tool: unknown key"),
+    ("rules:\n  - name: a\n    who: everyone\n    deny_mcp_tool: [purge]\n",
+     "line 4: rules[0].deny_mcp_tool: unknown key"),
     ("rules:\n  - name: a\n    who: somebody\n", "line 3: rules[0].who: must be one of everyone"),
-    ("rules:\n  - name: a\n    who: everyone\n    calls_per_minute: 0\n", "line 4: rules[0].calls_per_minute: must be a whole"),
+    ("rules:\n  - name: a\n    who: everyone\n    calls_per_minute: 0\n",
+     "line 4: rules[0].calls_per_minute: must be a whole"),
     ("rules:\n  - name: a\n    who: everyone\n    max_jobs_per_call: lots\n", "line 4: rules[0].max_jobs_per_call"),
     ("rules:\n  - who: everyone\n", "line 2: rules[0].name: is required"),
     ("rules:\n  - name: a\n    who: {emails: [x]}\n", "line 3: rules[0].who.emails: unknown key"),
-    ("rules:\n  - name: a\n    who: everyone\n    deny_galaxy_tools: Grep1\n", "line 4: rules[0].deny_galaxy_tools: must be a list"),
+    ("rules:\n  - name: a\n    who: everyone\n    deny_galaxy_tools: Grep1\n",
+     "line 4: rules[0].deny_galaxy_tools: must be a list"),
     ("toolset:\n  x: [a]\n", "line 1: toolset: unknown key"),
     ("toolsets:\n  core: [a]\n", "line 2: toolsets.core: core is built in"),
     ("rules: [\n", "not valid YAML"),
@@ -110,7 +113,8 @@ def test_deny_wins_over_allow_and_allow_lists_are_a_union():
     assert refusal.rule == "analysts-read-only" and "not among the allowed" in refusal.reason
     assert policy.check_tool(OTHER, DELETE) is None and policy.check_tool(OTHER, PURGE) is not None
     assert policy.check_tool(ADMIN, PURGE) is None
-    both = parse_policy("rules:\n  - {name: a, who: everyone, allow_mcp_tools: [run_tool], deny_mcp_tools: [creates_jobs]}\n")
+    both = parse_policy(
+        "rules:\n  - {name: a, who: everyone, allow_mcp_tools: [run_tool], deny_mcp_tools: [creates_jobs]}\n")
     assert both.check_tool(OTHER, RUN).rule == "a"
 
 
@@ -119,7 +123,8 @@ def test_galaxy_tools_by_id_pattern_and_section():
     allowed = [GalaxyTool("Cut1"), GalaxyTool("toolshed.example.org/repos/iuc/bakta/bakta/1.9"),
                GalaxyTool("Remove beginning1", section="Text Manipulation")]
     assert policy.check_galaxy_tools(ANALYST, allowed) is None
-    assert "Grep1 is denied (Grep1)" in policy.check_galaxy_tools(ANALYST, [GalaxyTool("Grep1", "Text Manipulation")]).reason
+    grep = GalaxyTool("Grep1", "Text Manipulation")
+    assert "Grep1 is denied (Grep1)" in policy.check_galaxy_tools(ANALYST, [grep]).reason
     refusal = policy.check_galaxy_tools(ANALYST, allowed + [GalaxyTool("wc_gnu", section="Statistics")])
     assert refusal.rule == "analysts-read-only" and "wc_gnu" in refusal.reason
     assert policy.check_galaxy_tools(OTHER, [GalaxyTool("Grep1")]) is None
@@ -176,3 +181,15 @@ def test_rate_limits_are_counted_together_by_every_process_sharing_the_directory
     assert second.check(policy, OTHER, "u1", "get_user") is None
     assert first.check(parse_policy("rules: []\n"), OTHER, "u3", "get_user") is None  # no limit: no file
     assert len(list((tmp_path / "counts").iterdir())) == 2
+
+
+def test_the_policy_file_comes_from_the_variable_else_galaxy_yml(monkeypatch):
+    from types import SimpleNamespace
+
+    from galaxy_mcp_analysis.mcp.policy import policy_path
+
+    gx_app = SimpleNamespace(config=SimpleNamespace(config_dict={"mcp_analysis_policy_file": "/etc/galaxy/p.yml"}))
+    monkeypatch.delenv("GALAXY_MCP_ANALYSIS_POLICY_FILE", raising=False)
+    assert policy_path() is None and policy_path(gx_app) == "/etc/galaxy/p.yml"
+    monkeypatch.setenv("GALAXY_MCP_ANALYSIS_POLICY_FILE", "/srv/policy.yml")
+    assert policy_path(gx_app) == "/srv/policy.yml"

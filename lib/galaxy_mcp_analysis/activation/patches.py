@@ -484,7 +484,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         id="mcp-policy",
         target="fastmcp.server.middleware.Middleware.on_call_tool",
-        summary="The admin's policy file (rules, limits, masks, tool sets) is enforced on every MCP call and tools/list.",
+        summary="The admin's policy file (rules, limits, masks, tool sets) applies to every MCP call and tools/list.",
         check=check_policy,
         apply=apply_policy,
     ),

@@ -183,7 +183,8 @@ class Policy:
         limit = self.limit(caller, "max_jobs_per_call")
         if limit and jobs_expected > limit[0]:
             rule = self._rule(limit[1])
-            return Refusal(rule.name, _reason(rule, f"the call would create {jobs_expected} jobs; at most {limit[0]} per call"))
+            what = f"the call would create {jobs_expected} jobs; at most {limit[0]} per call"
+            return Refusal(rule.name, _reason(rule, what))
         return None
 
     def masked_fields(self, caller: Caller, tool_name: str) -> set[str]:
@@ -331,7 +332,8 @@ class _Where:
     def who(self, node, where: str):
         if isinstance(node, yaml.ScalarNode):
             if node.value not in _WHO_WORDS:
-                raise self.error(node, where, f"must be one of {', '.join(_WHO_WORDS)} or a mapping of {', '.join(_WHO_KEYS)}")
+                expected = f"must be one of {', '.join(_WHO_WORDS)} or a mapping of {', '.join(_WHO_KEYS)}"
+                raise self.error(node, where, expected)
             return node.value
         return {key: self.strings(value, f"{where}.{key}")
                 for key, value in self.mapping(node, where, _WHO_KEYS).items()}
