@@ -56,15 +56,17 @@ async def _run(url: str, api_key: str, report) -> None:
             for step in plan.PLAN:
                 report(plan.blocked(step, made, listed) or await _perform(session, step, made))
     finally:
-        if made:
+        if {"history", "page", "workflow"} & set(made):
             report(_clean_up(url, api_key, made))
 
 
 async def _listed_tools(session) -> set[str]:
+    from mcp.types import PaginatedRequestParams
+
     names, cursor = set(), None
     while True:
-        page = await asyncio.wait_for(session.list_tools(cursor=cursor) if cursor else session.list_tools(),
-                                      CALL_TIMEOUT_SECONDS)
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await asyncio.wait_for(session.list_tools(params=params), CALL_TIMEOUT_SECONDS)
         names |= {tool.name for tool in page.tools}
         cursor = page.next_cursor
         if not cursor:
@@ -116,7 +118,7 @@ def _clean_up(url: str, api_key: str, made: dict) -> plan.Result:
             failed.append(f"{what.split()[0]} not removed ({_cause(error)})")
     if failed:
         return plan.Result("cleanup", plan.FAIL, "; ".join(failed + done))
-    return plan.Result("cleanup", plan.PASS, ", ".join(done) or "nothing was made")
+    return plan.Result("cleanup", plan.PASS, ", ".join(done))
 
 
 def _cause(error: BaseException) -> str:
