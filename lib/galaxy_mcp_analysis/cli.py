@@ -1,9 +1,11 @@
 """``galaxy-mcp-analysis``: commands an admin runs beside the server.
 
 ``check-toolbox``: would the preflight refuse any of a toolbox's own test cases (``toolbox_check``)?
+``selftest``: drive a live Galaxy through its /api/mcp, one line per tool (``selftest``).
 """
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -20,7 +22,16 @@ def main(argv=None) -> int:
         "tool_conf", nargs="*", type=Path,
         help="Galaxy tool configuration files (default: the toolbox make serve serves, plus TOOL_CONF)",
     )
+    selftest = commands.add_parser(
+        "selftest",
+        help="run a small analysis through a live Galaxy's /api/mcp in a throw-away history, as the key's user",
+        description="Key in the GALAXY_API_KEY environment variable. One line per MCP tool exercised "
+        "(PASS, FAIL, DENIED by the policy, SKIPPED), then a summary; exit status 1 if any failed.",
+    )
+    selftest.add_argument("--url", required=True, help="the Galaxy's base URL, e.g. http://127.0.0.1:8080")
     args = parser.parse_args(argv)
+    if args.command == "selftest":
+        return _selftest(parser, args.url)
     from galaxy_mcp_analysis import toolbox_check
 
     if missing := [str(path) for path in args.tool_conf if not path.is_file()]:
@@ -28,6 +39,15 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         confs = args.tool_conf or toolbox_check.default_tool_confs(Path(scratch))
         return toolbox_check.run(confs)
+
+
+def _selftest(parser, url: str) -> int:
+    from galaxy_mcp_analysis import selftest
+
+    api_key = os.environ.get("GALAXY_API_KEY", "").strip()
+    if not api_key:
+        parser.error("selftest: set GALAXY_API_KEY to the API key of the user to test as")
+    return selftest.run(url, api_key, out=lambda line: print(line, flush=True))
 
 
 if __name__ == "__main__":
