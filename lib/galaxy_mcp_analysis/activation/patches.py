@@ -12,7 +12,10 @@ import inspect
 import logging
 import types
 
-from galaxy_mcp_analysis.activation.registry import Patch
+from galaxy_mcp_analysis.activation.registry import (
+    Patch,
+    PatchSetRefused,
+)
 from galaxy_mcp_analysis.core.settings import Settings
 
 _WRAPPED_MARK = "__galaxy_mcp_analysis_wrapped__"
@@ -371,6 +374,27 @@ def apply_mcp_routes_first(settings: Settings) -> None:
     fast_app.include_mcp = include_mcp
 
 
+def check_audit_trail() -> str | None:
+    from fastmcp import FastMCP
+
+    if not isinstance(getattr(FastMCP("audit-self-check"), "middleware", None), list):
+        return "FastMCP.middleware is no longer the list of middleware, outermost first"
+    return check_request_session()  # the same hooks: on_call_tool, a request id for its own user lookup
+
+
+def apply_audit_trail(settings: Settings) -> None:
+    from galaxy_mcp_analysis.mcp.audit import outermost_audit_trail
+
+    try:
+        customize = outermost_audit_trail(settings)  # None without GALAXY_MCP_ANALYSIS_AUDIT_LOG
+    except OSError as e:  # an unwritable path stops start-up here, naming it
+        raise PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: the audit trail cannot be written "
+                              f"(GALAXY_MCP_ANALYSIS_AUDIT_LOG={settings.audit_log}): {e.strerror}") from None
+    if customize is not None:
+        _customize_built_mcp_app()
+        _SERVER_CUSTOMIZERS.append(customize)
+
+
 #: Every runtime patch, in the order activation checks and applies them (one row each in PATCHES.md).
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -435,5 +459,12 @@ PATCHES: tuple[Patch, ...] = (
         summary="/api/mcp is matched first instead of after every Galaxy API route (profiled: 5-20% of a small call).",
         check=check_mcp_routes_first,
         apply=apply_mcp_routes_first,
+    ),
+    Patch(
+        id="mcp-audit",
+        target="fastmcp.FastMCP.middleware",
+        summary="With GALAXY_MCP_ANALYSIS_AUDIT_LOG set, one JSON line per MCP tool call (who, what, outcome, ids touched).",
+        check=check_audit_trail,
+        apply=apply_audit_trail,
     ),
 )
