@@ -95,8 +95,12 @@ def new_database_url(postgres):
 
 @pytest.fixture(scope="session")
 def galaxy(tmp_path_factory, new_database_url):
-    """The session's Galaxy, started by the same launcher as `make serve`."""
-    server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data", database_url=new_database_url())
+    """The session's Galaxy, started by the same launcher as `make serve`; ``audit_log``: its audit trail."""
+    directory = tmp_path_factory.mktemp("galaxy")
+    audit_log = directory / "audit.jsonl"
+    server = LaunchedGalaxy(directory / "data", database_url=new_database_url(),
+                            env={"GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
+    server.audit_log = audit_log
     server.start()
     yield server
     server.stop()
