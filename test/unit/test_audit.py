@@ -140,3 +140,42 @@ def test_rotation_keeps_the_newest_backups(tmp_path):
 def test_an_unwritable_path_fails_at_check(tmp_path):
     with pytest.raises(OSError):
         AuditFile(str(tmp_path / "missing-dir" / "audit.jsonl")).check()
+
+
+def test_the_sink_is_off_a_file_or_a_logger(tmp_path, caplog):
+    from galaxy_mcp_analysis.mcp.audit import audit_sink
+
+    assert audit_sink(Settings()) is None
+    assert isinstance(audit_sink(Settings(audit_log=str(tmp_path / "a.jsonl"))), AuditFile)
+    sink = audit_sink(Settings(audit_log="logger:galaxy.mcp_audit_test"))
+    with caplog.at_level("INFO", logger="galaxy.mcp_audit_test"):
+        sink.write_line('{"tool":"x"}')
+    assert [record.getMessage() for record in caplog.records] == ['{"tool":"x"}']
+
+
+def test_the_middleware_records_a_refusal_by_an_inner_layer_and_passes_it_on(tmp_path):
+    import anyio
+    from fastmcp.exceptions import ToolError
+    from fastmcp.server.middleware import MiddlewareContext
+    from mcp.types import CallToolRequestParams
+
+    from galaxy_mcp_analysis.mcp.audit import AuditTrail
+
+    trail = AuditTrail(gx_app=None, sink=AuditFile(str(tmp_path / "a.jsonl")))
+
+    async def refuse(context):
+        raise ToolError("[FORBIDDEN] rule no-purge-for-users: Purging is for admins.\nSuggestion: ask an admin")
+
+    async def call():
+        async def user_id(key):
+            return "u7" if key == KEY else None
+        trail.callers.user_id = user_id
+        message = CallToolRequestParams(name="delete_history_items", arguments={
+            "history_id": "h1", "items": [{"src": "hda", "id": "a"}], "purge": True, "api_key": KEY})
+        with pytest.raises(ToolError):
+            await trail.on_call_tool(MiddlewareContext(message=message), refuse)
+
+    anyio.run(call)
+    [line] = [json.loads(text) for text in open(tmp_path / "a.jsonl")]
+    assert (line["outcome"], line["user_id"], line["history_id"], line["purged"]) == ("FORBIDDEN", "u7", "h1", [])
+    assert KEY not in json.dumps(line) and line["pid"] == os.getpid()
