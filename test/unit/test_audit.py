@@ -68,6 +68,7 @@ def test_effects_come_from_the_result_and_arguments():
     assert effects("update_dataset", {"dataset_id": "d"}, {"id": "d"})["changed"] == ["d"]
     assert record("update_dataset", {"dataset_id": "d"}, result={"history_id": "h2"})["history_id"] == "h2"
     assert record("run_tool", {"history_id": "h1"}, result={"history_id": "h2"})["history_id"] == "h1"
+    assert record("create_history", {"name": "n"}, result={"id": "h3"})["history_id"] == "h3"
     assert effects("invoke_workflow", {}, [{"id": "i1"}, {"id": "i2"}])["created"] == ["i1", "i2"]
     assert effects("get_history_contents", {"history_id": "h"}, {"id": "h"}) == {
         kind: [] for kind in ("created", "changed", "deleted", "purged", "jobs")}

@@ -128,8 +128,10 @@ def recorded_arguments(arguments: dict[str, Any] | None, secrets: Iterable[str] 
     return kept
 
 
-def history_of(arguments: dict[str, Any], result: Any) -> str | None:
+def history_of(tool: str, arguments: dict[str, Any], result: Any) -> str | None:
     """The history a call acted in, when its arguments or its result name one (for "what happened to history X")."""
+    if tool == "create_history" and isinstance(result, dict) and isinstance(result.get("id"), str):
+        return result["id"]
     for source in (arguments, result if isinstance(result, dict) else {}):
         found = source.get("history_id")
         if isinstance(found, str) and found:
@@ -172,7 +174,7 @@ def audit_record(
         "outcome": outcome_of(error),
         "duration_ms": round(duration_seconds * 1000, 1),
     }
-    record["history_id"] = history_of(arguments or {}, result)
+    record["history_id"] = history_of(tool, arguments or {}, result)
     touched = effects(tool, arguments or {}, result) if error is None else {kind: [] for kind in EFFECT_KINDS}
     record.update(touched)
     if error is not None:
