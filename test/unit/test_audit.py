@@ -75,7 +75,7 @@ def test_effects_come_from_the_result_and_arguments():
 
 
 def test_every_writing_tool_has_an_effects_entry():
-    """Every tool whose annotations say it writes (the patch set's and Galaxy's stock ones) says what its line records."""
+    """Every tool whose annotations say it writes (the patch set's and Galaxy's stock ones) has an EFFECTS entry."""
     from galaxy_mcp_analysis import tools
     from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
 

@@ -463,7 +463,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         id="mcp-audit",
         target="fastmcp.FastMCP.middleware",
-        summary="With GALAXY_MCP_ANALYSIS_AUDIT_LOG set, one JSON line per MCP tool call (who, what, outcome, ids touched).",
+        summary="With GALAXY_MCP_ANALYSIS_AUDIT_LOG set, one JSON line per MCP tool call (who, what, outcome, ids).",
         check=check_audit_trail,
         apply=apply_audit_trail,
     ),
