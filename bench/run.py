@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_audit  # noqa: E402
 import bench_bytes  # noqa: E402
 import bench_collections  # noqa: E402
 import bench_concurrency  # noqa: E402
@@ -47,7 +48,7 @@ from galaxy_mcp_analysis.testing import (  # noqa: E402
 )
 
 SECTIONS = ["context", "reading", "bytes", "overhead", "profile", "payloads", "concurrency", "upload", "collections",
-            "tool_inputs", "workflows", "progress"]
+            "tool_inputs", "workflows", "progress", "audit"]
 REPO = Path(__file__).resolve().parents[1]
 #: The bench's Galaxies run make serve's launcher with timers the profile section switches on.
 SERVER = [str(Path(__file__).resolve().parent / "profiled_server.py")]
@@ -190,6 +191,9 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
         if "progress" in only:
             section("progress", "wait_for_jobs with and without an MCP progress token", results, bench_progress.run,
                     galaxy, mcp, args.progress_reps)
+        if "audit" in only:
+            section("audit", "the audit trail's cost per call", results, bench_audit.run, galaxy, mcp, workdir,
+                    args.calls, args.runs)
 
 
 def profile_on(args, galaxy, mcp, workdir) -> dict:

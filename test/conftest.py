@@ -99,12 +99,16 @@ def new_database_url(postgres):
 @pytest.fixture(scope="session")
 def galaxy(tmp_path_factory, new_database_url):
     """The session's Galaxy, started by the same launcher as `make serve`, serving test/corpus as an admin's
-    own tool configuration beside the bundled toolbox (`make serve TOOL_CONF=test/corpus/tool_conf.xml`)."""
-    # A policy file path that stays absent (no policy: today's behaviour) until test_policy.py writes it.
+    own tool configuration beside the bundled toolbox (`make serve TOOL_CONF=test/corpus/tool_conf.xml`).
+    ``policy_file``: a path that stays absent (no policy: today's behaviour) until test_policy.py writes it;
+    ``audit_log``: its audit trail."""
+    directory = tmp_path_factory.mktemp("galaxy")
     policy_file = tmp_path_factory.mktemp("policy") / "policy.yml"
-    server = LaunchedGalaxy(tmp_path_factory.mktemp("galaxy") / "data", database_url=new_database_url(),
-                            tool_confs=[CORPUS_CONF], env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(policy_file)})
-    server.policy_file = policy_file
+    audit_log = directory / "audit.jsonl"
+    server = LaunchedGalaxy(directory / "data", database_url=new_database_url(), tool_confs=[CORPUS_CONF],
+                            env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(policy_file),
+                                 "GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
+    server.policy_file, server.audit_log = policy_file, audit_log
     server.start()
     yield server
     server.stop()

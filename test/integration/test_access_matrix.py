@@ -14,6 +14,7 @@ name, content and log of the private items). The table must name every tool the 
 be forgotten.
 """
 
+import json
 import re
 import urllib.error
 import uuid
@@ -29,6 +30,10 @@ from conftest import (
 from galaxy_mcp_analysis.testing import (
     error_text,
     rest,
+)
+from galaxy_mcp_analysis.testing.audit import (
+    complete,
+    last_audit_line,
 )
 
 LEVELS = ("private", "shared", "published")
@@ -330,6 +335,7 @@ def test_access(mcp, world, row, caller):
         guarded = row.kind == WRITE and caller != "owner"
         before = owner_view(world, items) if guarded else None
         result, arguments = call(mcp, world, row, items, caller)
+        check_audit_line(world, row, caller, arguments, result)
         if guarded:
             assert owner_view(world, items) == before, f"a refused {row_id(row)} changed the owner's items"
         context = f"{row_id(row)} as {caller} on {level} items"
@@ -366,6 +372,32 @@ def test_access(mcp, world, row, caller):
         else:
             assert not result.is_error, (context, text[:500])
             check_listing(row, items, result.structured_content, allowed, context)
+
+
+_user_ids: dict[str, str] = {}
+
+
+def check_audit_line(world: World, row: Row, caller: str, arguments: dict, result) -> None:
+    """The call just made is the audit trail's newest line, complete, naming the caller and what it touched."""
+    line = last_audit_line(world.galaxy.audit_log)
+    key = world.key(caller)
+    if caller in ("owner", "other") and key not in _user_ids:
+        _user_ids[key] = rest(world.galaxy.galaxy_url, "/api/users/current", key)["id"]
+    assert complete(line), line
+    assert (line["tool"], line["user_id"]) == (row.tool, _user_ids.get(key)), line
+    assert line["arguments"] == {name: value for name, value in arguments.items() if name != "api_key"}, line
+    assert not key or key not in json.dumps(line)
+    outcome = error_text(result)[1:].split("]")[0] if result.is_error else "ok"
+    assert line["outcome"] == outcome, (line, error_text(result)[:200])
+    touched = [found for kind in ("created", "changed", "deleted", "purged", "jobs") for found in line[kind]]
+    if result.is_error or row.tool in READ_ONLY_TOOLS:
+        assert touched == [], line
+    elif row.kind == WRITE:  # the owner's write: its line names what it touched
+        assert touched, (line, result.structured_content)
+
+
+#: Tools of the table that never write (their owner rows succeed and touch nothing).
+READ_ONLY_TOOLS = {"check_tool_inputs", "validate_page_content", "create_workflow"}
 
 
 def _refused_as_input(row: Row) -> bool:

@@ -13,10 +13,12 @@ sent, no revision appears that no caller sent, and the latest revision is one of
 the successful updates. The same module runs in the PostgreSQL pass.
 """
 
+import json
 import random
 import re
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -28,6 +30,10 @@ from conftest import (
 from galaxy_mcp_analysis.testing import (
     error_text,
     McpClient,
+)
+from galaxy_mcp_analysis.testing.audit import (
+    audit_lines,
+    complete,
 )
 
 CLIENTS = 16
@@ -51,12 +57,14 @@ class Recorder:
         self.api_key = api_key
         self.lock = threading.Lock()
         self.calls = 0
+        self.tools: Counter = Counter()  # calls per tool, to compare with the audit trail's lines
         self.failures: list[str] = []
         self.shared_updates: list[str] = []  # content of every successful update of the shared page
 
     def call(self, client: McpClient, who: int, tool: str, **arguments):
         with self.lock:
             self.calls += 1
+            self.tools[tool] += 1
         try:
             result = client.call(tool, {**arguments, "api_key": self.api_key})
         except Exception as e:  # transport errors, timeouts: failures like any other
@@ -165,6 +173,7 @@ def concurrent_run(galaxy, mcp, api_key):
     setup = {"histories": histories, "seed_dataset": seed["id"], "own_pages": own_pages, "shared_page": shared}
     recorder = Recorder(api_key)
     log_start = len(galaxy.log_text())
+    audit_start = len(audit_lines(galaxy.audit_log))
     start = threading.Barrier(CLIENTS)
     began = time.monotonic()
     with ThreadPoolExecutor(CLIENTS) as pool:
@@ -172,6 +181,7 @@ def concurrent_run(galaxy, mcp, api_key):
                    for who in range(CLIENTS)]
         checks = [future.result(timeout=1500) for future in futures]
     wall = time.monotonic() - began
+    audited = audit_lines(galaxy.audit_log)[audit_start:]  # the clients' calls only: nothing else ran meanwhile
     revisions = mcp.call_ok("list_page_revisions", page_id=shared, api_key=api_key)["revisions"]
     revision_contents = [
         mcp.call_ok("get_page_revision", page_id=shared, revision_id=revision["id"], api_key=api_key)
@@ -199,6 +209,7 @@ def concurrent_run(galaxy, mcp, api_key):
         "revision_contents": revision_contents,
         "latest": latest,
         "server_log": log,
+        "audited": audited,
     }
 
 
@@ -208,6 +219,15 @@ def test_every_call_of_every_client_succeeds(concurrent_run, record_testsuite_pr
     recorder = concurrent_run["recorder"]
     assert recorder.calls >= CLIENTS * CALLS_PER_CLIENT
     assert recorder.failures == []
+
+
+def test_the_audit_trail_has_one_complete_line_per_call(concurrent_run):
+    recorder, audited = concurrent_run["recorder"], concurrent_run["audited"]
+    assert all(complete(line) for line in audited)
+    assert Counter(line["tool"] for line in audited) == recorder.tools
+    assert {line["outcome"] for line in audited} == {"ok"}
+    assert len({line["user_id"] for line in audited}) == 1 and audited[0]["user_id"]
+    assert recorder.api_key not in json.dumps(audited)
 
 
 def test_no_server_error_in_galaxys_log(concurrent_run):

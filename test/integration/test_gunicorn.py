@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from contextlib import contextmanager
 
 import psutil
@@ -22,6 +23,10 @@ from galaxy_mcp_analysis.testing import (
     create_user,
     free_port,
     McpClient,
+)
+from galaxy_mcp_analysis.testing.audit import (
+    audit_lines,
+    complete,
 )
 
 ADMIN_KEY = "k" * 32
@@ -38,8 +43,8 @@ def gravity_command(port: int, preload: bool, workers: int = 1) -> list[str]:
 
 
 @contextmanager
-def gunicorn_galaxy(tmp_path, database_url, *, preload: bool, workers: int = 1):
-    """Galaxy under gunicorn on a free loopback port; yields (port, process, log path)."""
+def gunicorn_galaxy(tmp_path, database_url, *, preload: bool, workers: int = 1, env: dict | None = None):
+    """Galaxy under gunicorn on a free loopback port (``env``: extra variables); yields (port, process, log path)."""
     port = free_port()
     data_dir = tmp_path / "data"
     data_dir.mkdir()
@@ -48,7 +53,8 @@ def gunicorn_galaxy(tmp_path, database_url, *, preload: bool, workers: int = 1):
     log_path = tmp_path / "gunicorn.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(gravity_command(port, preload, workers), stdout=log, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "GALAXY_CONFIG_FILE": str(config)}, start_new_session=True)
+                                   env={**os.environ, "GALAXY_CONFIG_FILE": str(config), **(env or {})},
+                                   start_new_session=True)
     try:
         deadline = time.monotonic() + 300
         while True:
@@ -99,7 +105,9 @@ def mcp_requests_by_worker(log_text: str) -> dict[int, list[int]]:
 @pytest.fixture(scope="module")
 def two_workers(tmp_path_factory, new_database_url):
     tmp_path = tmp_path_factory.mktemp("two-workers")
-    with gunicorn_galaxy(tmp_path, new_database_url(), preload=True, workers=2) as (port, process, log_path):
+    audit_log = tmp_path / "audit.jsonl"
+    with gunicorn_galaxy(tmp_path, new_database_url(), preload=True, workers=2,
+                         env={"GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)}) as (port, process, log_path):
         url = f"http://127.0.0.1:{port}/api/mcp"
         user_key = create_user(f"http://127.0.0.1:{port}", ADMIN_KEY, "workers")
         observed = {"worker_pids": sorted(child.pid for child in psutil.Process(process.pid).children())}
@@ -162,6 +170,7 @@ def two_workers(tmp_path_factory, new_database_url):
                     break
         observed["log"] = log_path.read_text(errors="replace")[startup_log_length:]
         observed["served"] = mcp_requests_by_worker(observed["log"])
+        observed["audited"] = audit_lines(audit_log)
         print(f"\nmulti-worker figures: clients={len(clients)} requests per worker="
               f"{ {pid: len(statuses) for pid, statuses in observed['served'].items()} }")
     return observed
@@ -188,6 +197,17 @@ def test_a_session_keeps_working_when_its_requests_change_worker(two_workers):
     assert answers == [made[i % len(made)]["page"] for i in range(len(answers))]
     # The session really hopped: both workers answered its requests (their PIDs in the access log).
     assert sorted(two_workers["hopping_served"]) == two_workers["worker_pids"], two_workers["hopping_served"]
+
+
+def test_both_workers_write_every_call_to_one_audit_trail(two_workers):
+    audited, made = two_workers["audited"], len(two_workers["crossed"])
+    assert all(complete(line) and line["outcome"] == "ok" for line in audited)
+    assert {line["pid"] for line in audited} == set(two_workers["worker_pids"])
+    expected = Counter({"connect": two_workers["clients"], "get_page": made + len(two_workers["hopping"])})
+    for tool in ("create_history", "create_page", "create_dataset_from_text", "create_collection", "update_page",
+                 "get_history_details", "list_page_revisions", "get_collection_details"):
+        expected[tool] = made
+    assert Counter(line["tool"] for line in audited) == expected
 
 
 def test_no_worker_logged_a_server_error(two_workers):

@@ -23,6 +23,7 @@ Redis server comes from .ci/install-redis. Figures are printed and kept as junit
 
 import http.server
 import os
+import json
 import re
 import signal
 import threading
@@ -40,6 +41,10 @@ from galaxy_mcp_analysis.testing import (
     error_text,
     McpClient,
     rest,
+)
+from galaxy_mcp_analysis.testing.audit import (
+    audit_lines,
+    complete,
 )
 from galaxy_mcp_analysis.testing.production import (
     GravityGalaxy,
@@ -128,8 +133,10 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
     trickle.daemon_threads = True
     threading.Thread(target=trickle.serve_forever, name="trickle", daemon=True).start()
     redis = RedisServer().start()
-    galaxy = GravityGalaxy(tmp_path_factory.mktemp("production") / "galaxy",
-                           database_url=postgres.create_database("production"), broker_url=redis.url)
+    production_dir = tmp_path_factory.mktemp("production")
+    audit_log = production_dir / "audit.jsonl"
+    galaxy = GravityGalaxy(production_dir / "galaxy", database_url=postgres.create_database("production"),
+                           broker_url=redis.url, env={"GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
     observed["galaxy"] = galaxy
     try:
         started = time.monotonic()
@@ -161,6 +168,7 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
         redis.stop()
         trickle.shutdown()
         trickle.server_close()
+    observed["audited"] = audit_lines(audit_log)
     figures["wall_seconds"] = round(time.monotonic() - began, 1)
     figures["load_average_at_end"] = round(os.getloadavg()[0], 2)
     for name, value in figures.items():
@@ -462,6 +470,16 @@ def test_galaxyctl_restart_keeps_everything(deployment):
     assert restart["page"]["content_editor"] == kill["page_before"]["content_editor"]
     assert restart["wait"]["state_counts"] == {"ok": 1}
     assert restart["output"] == "z\ny\n"
+
+
+def test_every_worker_wrote_complete_audit_lines_naming_the_user(deployment):
+    """Workers (one killed mid-call, all restarted) share one audit file: every line whole, from several workers."""
+    audited = deployment["audited"]
+    assert audited and all(complete(line) for line in audited)
+    assert len({line["pid"] for line in audited}) >= 2
+    assert len({line["user_id"] for line in audited} - {None}) == 1  # the one user every call was made as
+    assert deployment["user_key"] not in json.dumps(audited)
+    assert {"create_dataset_from_text", "create_collection", "wait_for_jobs"} <= {line["tool"] for line in audited}
 
 
 def test_galaxyctl_stop_leaves_no_process(deployment):

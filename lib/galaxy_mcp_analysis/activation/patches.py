@@ -12,7 +12,10 @@ import inspect
 import logging
 import types
 
-from galaxy_mcp_analysis.activation.registry import Patch
+from galaxy_mcp_analysis.activation.registry import (
+    Patch,
+    PatchSetRefused,
+)
 from galaxy_mcp_analysis.core.settings import Settings
 
 _WRAPPED_MARK = "__galaxy_mcp_analysis_wrapped__"
@@ -414,6 +417,25 @@ def apply_policy(settings: Settings) -> None:
 
     _customize_built_mcp_app()
     _SERVER_CUSTOMIZERS.append(enforce_policy)
+def check_audit_trail() -> str | None:
+    from fastmcp import FastMCP
+
+    if not isinstance(getattr(FastMCP("audit-self-check"), "middleware", None), list):
+        return "FastMCP.middleware is no longer the list of middleware, outermost first"
+    return check_request_session()  # the same hooks: on_call_tool, a request id for its own user lookup
+
+
+def apply_audit_trail(settings: Settings) -> None:
+    from galaxy_mcp_analysis.mcp.audit import outermost_audit_trail
+
+    try:
+        customize = outermost_audit_trail(settings)  # None without GALAXY_MCP_ANALYSIS_AUDIT_LOG
+    except OSError as e:  # an unwritable path stops start-up here, naming it
+        raise PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: the audit trail cannot be written "
+                              f"(GALAXY_MCP_ANALYSIS_AUDIT_LOG={settings.audit_log}): {e.strerror}") from None
+    if customize is not None:
+        _customize_built_mcp_app()
+        _SERVER_CUSTOMIZERS.append(customize)
 
 
 #: Every runtime patch, in the order activation checks and applies them (one row each in PATCHES.md).
@@ -487,5 +509,12 @@ PATCHES: tuple[Patch, ...] = (
         summary="The admin's policy file (rules, limits, masks, tool sets) applies to every MCP call and tools/list.",
         check=check_policy,
         apply=apply_policy,
+    ),
+    Patch(
+        id="mcp-audit",
+        target="fastmcp.FastMCP.middleware",
+        summary="With GALAXY_MCP_ANALYSIS_AUDIT_LOG set, one JSON line per MCP tool call (who, what, outcome, ids).",
+        check=check_audit_trail,
+        apply=apply_audit_trail,
     ),
 )

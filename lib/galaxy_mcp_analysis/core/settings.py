@@ -29,6 +29,12 @@ class Settings:
     max_paste_bytes: int = MIB
     #: Start even on a Galaxy release or shape the self-checks did not verify (skips failing patches).
     allow_unverified: bool = False
+    #: The audit trail: a file path (one JSON line per MCP call), ``logger:NAME`` (Galaxy's logging), or off.
+    audit_log: str = ""
+    #: The audit file is rotated when a line would take it past this size (``<file>.1`` ... ``<file>.N``).
+    audit_log_max_bytes: int = 64 * MIB
+    #: How many rotated audit files are kept.
+    audit_log_backups: int = 5
 
     @classmethod
     def from_environ(cls, environ=None) -> "Settings":
@@ -44,6 +50,8 @@ class Settings:
 
 def _parse(name: str, kind, raw: str):
     variable = ENV_PREFIX + name.upper()
+    if kind in (str, "str"):
+        return raw.strip()
     if kind in (bool, "bool"):
         lowered = raw.strip().lower()
         if lowered in ("1", "true", "yes", "on"):
