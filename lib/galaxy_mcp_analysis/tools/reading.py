@@ -31,7 +31,7 @@ def peek_dataset_content(
     """Read a history dataset's content: one chunk of its bytes, decoded as UTF-8 text.
 
     Returns content plus offset, length, next_offset (null at the end), eof, encoding
-    ("utf-8", or "base64" with allow_binary), file_size, extension, state, peek, capped and
+    ("utf-8", or "base64" with allow_binary), file_size, extension, state, peek (Galaxy's stored preview), capped and
     max_bytes_applied. Read on with offset=next_offset until eof; chunks never split a UTF-8
     character and, with whole_lines, end at a newline (line_truncated: one line > max_bytes).
     gzip text is read decompressed; offsets count decompressed bytes (compressed: "gzip").
