@@ -132,7 +132,7 @@ def update_collection(
     tags replaces every tag. Returns the collection (collection_id, history_id, hid, name, tags, visible,
     deleted, element_count, ...) and changed.
     Example: update_collection(collection_id="...", name="trimmed reads", tags=["name:run1"]).
-    Errors (nothing changes): [VALIDATION_ERROR] no field, empty name, bad tag, <>& (Galaxy escapes);
+    Errors (nothing changes): [VALIDATION_ERROR] no field, empty name, bad tag, <>& in it;
     [NOT_FOUND]; [CONFLICT] purged; [AUTHORIZATION_ERROR] not yours.
     Next: get_collection_details(collection_id).
     """
