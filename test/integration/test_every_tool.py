@@ -89,6 +89,13 @@ def test_descriptions_are_tight_and_name_the_next_tools(listed):
     assert tools_reference.tools_list_bytes(tools_reference.tool_dicts(listed.values())) <= 1.3 * 1024 * len(listed)
 
 
+def test_every_id_list_parameter_says_what_it_takes(listed):
+    undescribed = sorted(f"{name}.{parameter}" for name, tool in listed.items()
+                         for parameter, schema in tool.input_schema["properties"].items()
+                         if parameter.endswith("_ids") and not schema.get("description"))
+    assert undescribed == [], undescribed
+
+
 def test_api_key_is_optional_in_every_schema(listed):
     for name, tool in listed.items():
         schema = tool.input_schema

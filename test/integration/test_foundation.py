@@ -41,6 +41,9 @@ def test_connect_identifies_the_keys_user(mcp, api_key):
     result = mcp.call_ok("connect", api_key=api_key)
     assert result["connected"] is True
     assert result["user"]["email"] == "demo@example.org"
+    assert result["server"]["url"].startswith("http") and "url" not in result  # as the description says
+    description = {tool.name: tool for tool in mcp.list_tools()}["connect"].description
+    assert "server {version, brand, url}" in description
 
 
 def test_startup_line_names_galaxy_version_and_every_patch(galaxy):

@@ -221,6 +221,19 @@ def test_a_mapped_run_is_debugged_element_by_element(galaxy, mcp, api_key, jobs_
     assert miss["empty_outputs"][0]["dataset_id"] == by_identifier["miss"]  # hidden element datasets count
     assert {miss["job_id"], hit["job_id"]} == set(job_ids)
 
+    # The flagged element is repaired in place as its hint says: the rerun's output becomes element "miss".
+    assert "replace_outputs=true" in miss["repair"] and "repair" not in hit, miss
+    assert [entry["repair"] for entry in waited["jobs"] if "repair" in entry] == [miss["repair"]]
+    rerun = mcp.call_ok("rerun_job", job_id=miss["job_id"], changes={"pattern": "match"}, replace_outputs=True,
+                        api_key=api_key)
+    [new_output] = rerun["outputs"]
+    assert finished(mcp, api_key, job_ids=[rerun["jobs"][0]["id"]])["jobs"][0]["state"] == "ok"
+    details = mcp.call_ok("get_collection_details", collection_id=mapped["id"], api_key=api_key)["collection"]
+    repaired = {element["element_identifier"]: element["object"]["id"] for element in details["elements"]}
+    assert repaired == {"hit": by_identifier["hit"], "miss": new_output["id"]}, rerun
+    read = mcp.call_ok("peek_dataset_content", dataset_id=new_output["id"], api_key=api_key)
+    assert read["content"] == "no match here\n"
+
 
 # ---- wait_for_jobs ----
 
@@ -233,6 +246,7 @@ def test_wait_by_job_ids_reports_each_job(mcp, api_key, succeeded, failed):
         "job_id": succeeded[0], "tool_id": "cat1", "state": "ok", "exit_code": 0, "suspected_silent_failure": False,
     }
     assert (entries[failed[0]]["state"], entries[failed[0]]["exit_code"]) == ("error", 255)
+    assert entries[failed[0]]["repair"].startswith(f"rerun_job(job_id={failed[0]!r}, changes=..., replace_outputs=true")
     assert waited["state_counts"] == {"ok": 1, "error": 1}
 
 

@@ -424,6 +424,15 @@ def test_rename_tag_and_hide_a_collection(galaxy, mcp, api_key, history):
     assert collection_seen(mcp, api_key, history, collection)[1] == ("trimmed reads", [], True, False)
 
 
+def test_dataset_and_new_collection_names_keep_html_characters(galaxy, mcp, api_key, history):
+    collection = new_collection(galaxy, mcp, api_key, history, "a < b & c > d")  # create_collection's name
+    dataset = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "x\n", "ext": "txt"})["id"]
+    mcp.call_ok("update_dataset", dataset_id=dataset, name="e > f", api_key=api_key)
+    contents = mcp.call_ok("get_history_contents", history_id=history, limit=500, api_key=api_key)["contents"]
+    names = {item["id"]: item["name"] for item in contents}
+    assert (names[collection], names[dataset]) == ("a < b & c > d", "e > f")
+
+
 def test_a_refused_collection_update_changes_nothing(galaxy, mcp, api_key, other_user_key, history):
     collection = new_collection(galaxy, mcp, api_key, history, "kept")
     mcp.call_ok("update_collection", collection_id=collection, tags=["kept"], api_key=api_key)
@@ -433,6 +442,7 @@ def test_a_refused_collection_update_changes_nothing(galaxy, mcp, api_key, other
         ({"name": "new", "tags": ["qc", "../x"]}, "[VALIDATION_ERROR] 1 tag(s) are not in Galaxy's tag form"),
         ({"name": "new", "tags": [""]}, "[VALIDATION_ERROR] tag '' is empty"),
         ({"name": "new\x00"}, "[VALIDATION_ERROR] name contains a NUL character"),
+        ({"name": "depth > 10"}, "[VALIDATION_ERROR] Galaxy would store 'depth > 10' as 'depth &gt; 10'"),
         ({}, "[VALIDATION_ERROR] Nothing to change: give at least one of name, tags, visible."),
     ):
         error = mcp.call_error("update_collection", collection_id=collection, api_key=api_key, **arguments)

@@ -282,6 +282,36 @@ def test_descriptions_steer_agents_from_download_dataset_to_peek(mcp):
     assert set(peek.input_schema["required"]) == {"dataset_id"}  # api_key may come as the x-api-key header
 
 
+
+def test_history_contents_filters_keep_only_the_items_their_descriptions_name(galaxy, mcp, api_key):
+    history_id = mcp.call_ok("create_history", name="contents filters", api_key=api_key)["id"]
+    shown, hidden, deleted = (
+        fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": f"{name}\n", "ext": "txt"})["id"]
+        for name in ("shown", "hidden", "deleted")
+    )
+    mcp.call_ok("update_dataset", dataset_id=hidden, visible=False, api_key=api_key)
+    mcp.call_ok("delete_history_items", history_id=history_id, items=[{"src": "hda", "id": deleted}], api_key=api_key)
+
+    def ids(**filters):
+        contents = mcp.call_ok("get_history_contents", history_id=history_id, api_key=api_key, **filters)["contents"]
+        return {item["id"] for item in contents}
+
+    assert ids() == {shown, hidden, deleted}
+    assert (ids(visible=False), ids(deleted=True)) == ({hidden}, {deleted})
+    assert (ids(visible=True), ids(deleted=False)) == ({shown, deleted}, {shown, hidden})
+    schema = {tool.name: tool for tool in mcp.list_tools()}["get_history_contents"].input_schema["properties"]
+    assert schema["visible"]["description"].startswith("false: only hidden items")
+    assert schema["deleted"]["description"].startswith("true: only deleted items")
+
+
+def test_peek_returns_the_content_and_galaxys_preview_as_described(mcp, api_key, big_gff):
+    chunk = mcp.call_ok("peek_dataset_content", dataset_id=big_gff[0], max_bytes=300, api_key=api_key)
+    assert chunk["content"].startswith("##gff-version 3\n") and len(chunk["content"].encode()) <= 300
+    assert isinstance(chunk["peek"], str)
+    description = {tool.name: tool for tool in mcp.list_tools()}["peek_dataset_content"].description
+    assert "Returns content plus" in description and "peek (Galaxy's stored preview)" in description
+
+
 # ---- a non-default object store: Galaxy's `distributed` store over two disk backends ----
 
 #: Weight 0 keeps "first" readable but never picked for new datasets, so every new file lands in "second",

@@ -215,9 +215,12 @@ def test_a_column_the_dataset_lacks_is_refused_by_the_check_as_by_the_run(galaxy
         (problem,) = check["errors"]
         assert (problem["path"], problem["rule"]) == ("inputs.column", "invalid_value"), problem
         assert f"({str(column)!r})" in problem["message"] and "valid options" in problem["message"], problem
+        assert "given as 'input' has 2 columns" in problem["message"] and "from 1 to 2" in problem["suggestion"]
         error = mcp.call_error("run_tool", history_id=history_id, tool_id="sort1", api_key=api_key,
                                inputs={"input": ref(table), "column": column})
-        assert error.startswith("[VALIDATION_ERROR]") and "'column'" in error, error
+        assert error.startswith("[VALIDATION_ERROR]") and "- inputs.column: " in error, error  # run_tool: the same
+        assert "has 2 columns" in error and "(invalid_value)" in error and "inputSchema" not in error, error
+        assert "Suggestion: " in error and "check_tool_inputs" in error.split("Suggestion: ")[1], error
     for column, valid in ((2, True), (5, False)):  # mapped over a collection: one refusal, not one per job
         mapped = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id="sort1", api_key=api_key,
                              inputs={"input": ref(tables["collection_id"], "hdca"), "column": column})

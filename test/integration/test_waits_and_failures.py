@@ -83,3 +83,19 @@ def test_an_upload_whose_dataset_failed_shows_the_datasets_own_error_and_refuses
     after = rest(galaxy.galaxy_url, f"/api/datasets/{made['dataset_id']}", api_key)
     # Accepted, Galaxy would have moved it to setting_metadata for good and changed its extension.
     assert (after["state"], after["extension"]) == ("error", before["extension"]) and before["extension"] != "txt"
+
+
+def test_a_flagged_job_whose_output_was_read_is_told_to_rerun_beside_it(mcp, api_key, ended):
+    """Galaxy's remap would rewire a finished reader: replace_outputs refuses, and every hint says what works."""
+    history, grep_job = ended
+    [output] = mcp.call_ok("get_job_errors", job_id=grep_job, api_key=api_key)["empty_outputs"]
+    reader = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", api_key=api_key,
+                         inputs={"input1": {"src": "hda", "id": output["dataset_id"]}})["jobs"][0]["id"]
+    waited = mcp.call_ok("wait_for_jobs", job_ids=[grep_job, reader], timeout_seconds=120, api_key=api_key)
+    [flagged] = [entry for entry in waited["jobs"] if entry["job_id"] == grep_job]
+    report = mcp.call_ok("get_job_errors", job_id=grep_job, api_key=api_key)
+    assert flagged["repair"] == report["repair"], (flagged, report)
+    assert report["repair"].startswith(f"rerun_job(job_id={grep_job!r}, changes=...) makes new outputs beside"), report
+    assert reader in report["repair"] and "delete_history_items" in report["repair"], report
+    refused = mcp.call_error("rerun_job", job_id=grep_job, replace_outputs=True, api_key=api_key)
+    assert refused.startswith("[CONFLICT]") and reader in refused, refused

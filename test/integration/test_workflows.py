@@ -120,9 +120,13 @@ def test_inputs_keyed_by_label_are_invoked_and_followed_to_the_end(galaxy, mcp, 
     assert content(galaxy, api_key, output) == ROWS_BY_COLUMN_2_DESCENDING
     by_index = mcp.call_ok(
         "check_workflow_inputs", workflow_id=sort_workflow, history_id=wf_history,
-        inputs={"0": {"src": "hda", "id": table}}, api_key=api_key,
+        inputs={"0": {"src": "hda", "id": table}}, parameters={"1": {"colum": "2"}}, api_key=api_key,
     )
-    assert by_index["valid"] and by_index["inputs_by"] == "step_index", by_index
+    assert by_index["inputs_by"] == "step_index", by_index
+    assert [error["path"] for error in by_index["errors"]] == ["parameters.1.colum"]  # step 1 is "sort": keyed by index
+    invoke = {tool.name: tool for tool in mcp.list_tools()}["invoke_workflow"]
+    described = invoke.input_schema["properties"]["parameters"]["description"]
+    assert described == "Tool parameters keyed by step label or index.", described
 
 
 def test_a_misspelled_step_parameter_is_refused_with_path_and_closest_name(galaxy, mcp, api_key, wf_history, table, sort_workflow):
@@ -174,7 +178,8 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
             "count": {"type": "int", "optional": True},
             "limit": {"type": "int", "default": 5},
         },
-        "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}},
+        "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}},
+                  "cat_each": {"tool_id": "cat1", "in": {"input1": "samples"}}},  # maps over the list
     })
     checked = mcp.call_ok(
         "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
@@ -193,8 +198,9 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
     )
     assert mapped["valid"], mapped
     assert mapped["mapped_over"] == [{"input": "table", "collection_type": "list", "over": "dataset"}]
-    assert mapped["steps"] == [{"step_index": 4, "label": "cat", "tool_id": "cat1", "jobs_expected": 2,
-                                "saved": []}]  # cat1 has no parameter but its (connected) data inputs
+    steps = {step["label"]: step for step in mapped["steps"]}  # cat_each maps over the list given as samples
+    assert {label: (step["jobs_expected"], step["saved"]) for label, step in steps.items()} == {
+        "cat": (2, []), "cat_each": (2, [])}, mapped["steps"]  # cat1 has no parameter but its (connected) data inputs
     # What Galaxy runs with for the inputs left out: the default, or nothing for an optional one.
     assert (mapped["resolved_inputs"]["limit"], mapped["resolved_inputs"]["count"]) == (5, None), mapped
     assert mapped["defaulted_inputs"] == ["count", "limit"]

@@ -64,7 +64,8 @@ def surfaced_server():
 
     server.add_middleware(CodedToolErrors())
     server.add_middleware(HeaderApiKey())
-    server.add_transform(ToolSurface({"lookup": ToolAnnotations(title="Look up", readOnlyHint=True)}, {"lookup": "Better text."}))
+    server.add_transform(ToolSurface({"lookup": ToolAnnotations(title="Look up", readOnlyHint=True)},
+                                     {"lookup": "Better text.", "lookup.history_id": "The history to look up."}))
     server.add_transform(OptionalApiKey())
     return server
 
@@ -85,6 +86,7 @@ def test_stock_tools_are_annotated_described_and_take_an_optional_key():
     assert tool.annotations.read_only_hint is True
     assert tool.parameters["required"] == ["history_id"]
     assert "x-api-key" in tool.parameters["properties"]["api_key"]["description"]
+    assert tool.parameters["properties"]["history_id"]["description"] == "The history to look up."
 
 
 def test_the_argument_still_works_and_errors_are_coded():

@@ -9,6 +9,7 @@ module per concern beside this one: ``errors`` (coded errors), ``api_key`` (the 
 the request's headers), ``session`` (one database session per call).
 """
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,11 +37,19 @@ _ANY_OBJECT = {"type": "object", "additionalProperties": True}
 
 
 class ToolSurface(ToolRewrite):
-    """Annotations and (where they mislead) descriptions of Galaxy's stock tools; no empty output schemas."""
+    """Annotations and (where they mislead) descriptions of Galaxy's stock tools; no empty output schemas.
+
+    ``descriptions`` maps a tool's name to its description and ``tool.parameter`` to that parameter's.
+    """
 
     def __init__(self, annotations: dict[str, ToolAnnotations], descriptions: dict[str, str]):
         self.annotations = annotations
-        self.descriptions = descriptions
+        self.descriptions = {name: text for name, text in descriptions.items() if "." not in name}
+        self.parameters: dict[str, dict[str, str]] = {}
+        for key, text in descriptions.items():
+            if "." in key:
+                tool, parameter = key.split(".", 1)
+                self.parameters.setdefault(tool, {})[parameter] = text
 
     def __repr__(self) -> str:
         return f"ToolSurface({len(self.annotations)} annotated, {len(self.descriptions)} described)"
@@ -52,6 +61,11 @@ class ToolSurface(ToolRewrite):
             update.update(annotations=annotations, title=annotations.title)
         if tool.name in self.descriptions:
             update["description"] = self.descriptions[tool.name]
+        if tool.name in self.parameters:
+            schema = copy.deepcopy(tool.parameters)
+            for parameter, text in self.parameters[tool.name].items():
+                schema["properties"][parameter]["description"] = text
+            update["parameters"] = schema
         if tool.output_schema == _ANY_OBJECT:
             # Without a schema FastMCP still returns a dict result as structured content.
             update["output_schema"] = None

@@ -7,9 +7,12 @@ the tool form does). Where those values are not in the request, or Galaxy cannot
 options, the value is left to Galaxy and named in ``unchecked``: never a refusal on a guess.
 """
 
+import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from galaxy.tools.parameters.basic import ColumnListParameter
 from galaxy.util.expressions import ExpressionContext
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
@@ -78,6 +81,41 @@ class DynamicOptions:
                     parameter = _model_at(modelled.parameters, names)
                     problems.append(rules.not_an_option(parameter, where, item, valid))
         return problems
+
+
+    def _column_rule(self, tool, problem: InputProblem, flat: Mapping[str, Any]) -> InputProblem:
+        """A data column Galaxy refused against its dataset, with the rule: how many columns that dataset has."""
+        parts = _PATH_PART.findall(problem.path.removeprefix("inputs."))
+        legacy = _legacy_parameter(tool.inputs, tuple(name for name, _ in parts))
+        if not isinstance(legacy, ColumnListParameter) or not legacy.data_ref:
+            return problem
+        prefix = "".join(f"{name}_{index}|" if index else f"{name}|" for name, index in parts[:-1])
+        counts = self._column_counts(flat.get(prefix + legacy.data_ref, flat.get(legacy.data_ref)))
+        if not counts:
+            return problem
+        columns = f"{counts[0]} columns" if len(counts) == 1 else f"{counts[0]} to {counts[-1]} columns"
+        numeric = ", and only its numeric columns are offered" if legacy.numerical else ""
+        return dataclasses.replace(
+            problem,
+            message=f"{problem.message}. The data given as {legacy.data_ref!r} has {columns}{numeric}",
+            suggestion=f"Give a column number from 1 to {counts[0]} (get_dataset_details shows metadata_columns); "
+            "check_tool_inputs judges a request against its data without running it.",
+        )
+
+    def _column_counts(self, value: Any) -> list[int]:
+        """The column counts of the datasets a data input's value names (a collection's elements too)."""
+        batch = isinstance(value, Mapping) and value.get("batch")
+        references = value.get("values") if batch else value if isinstance(value, list) else [value]
+        counts = set()
+        for reference in references or []:
+            item = self._referenced_item(reference) if isinstance(reference, Mapping) and "id" in reference else None
+            datasets = item.collection.dataset_instances if hasattr(item, "collection") else [item] if item else []
+            counts.update(column for dataset in datasets if (column := getattr(dataset.metadata, "columns", None)))
+        return sorted(counts)
+
+
+#: ``queries[1]`` -> ("queries", "1"); ``column`` -> ("column", "")
+_PATH_PART = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
 
 
 def _why_unchecked(tool, names: tuple[str, ...]) -> str:

@@ -20,6 +20,7 @@ from galaxy.model import (
 )
 from galaxy.schema import SerializationParams
 from galaxy.schema.schema import HistoryContentType
+from galaxy.util.sanitize_html import sanitize_html
 from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
 
 from galaxy_mcp_analysis.core.errors import (
@@ -191,6 +192,7 @@ class ItemUpdates:
         payload = collection_update(**fields)
         if payload.get("tags"):
             self._check_tags(payload["tags"])
+        _refuse_html_rewrites(payload)
         hdca = self._owned_collection(collection_id)
         service = self.app[HistoriesContentsService]
         service.update(
@@ -246,6 +248,20 @@ class ItemUpdates:
                 "Purged collections cannot be recovered; make the collection again (create_collection).",
             )
         return hdca
+
+
+def _refuse_html_rewrites(payload: dict[str, Any]) -> None:
+    """Galaxy's collection update stores a name or tag through ``sanitize_html`` (``a > b`` becomes
+    ``a &gt; b``): a value it would store otherwise than asked is refused, before anything changes."""
+    for value in ([payload["name"]] if "name" in payload else []) + list(payload.get("tags") or []):
+        if (stored := sanitize_html(value)) != value:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Galaxy would store {value[:60]!r} as {stored[:80]!r}: it escapes <, > and & in a collection's "
+                "name and tags. Nothing was changed.",
+                "Write it without <, > and & (e.g. 'depth gt 10', 'A and B'). Dataset names "
+                "(update_dataset) and new collections' names (create_collection) keep these characters.",
+            )
 
 
 _FIELD_NAMES = {

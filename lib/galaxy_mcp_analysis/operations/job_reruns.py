@@ -30,8 +30,11 @@ from galaxy_mcp_analysis.operations.recorded_state import (
     RecordedState,
 )
 
-#: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs).
+#: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs); an ok
+#: job qualifies when its outputs fail the silent-failure check (``suspected_silent_failure``).
 FAILED_JOB_STATES = ("error", "failed")
+#: States of a job reading the outputs that Galaxy's remap may rewire: waiting on them, or never to run.
+REWIRABLE_STATES = ("paused", "error", "failed", "deleted", "deleted_new", "stopped", "skipped")
 #: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
 REMAP_KEY = "rerun_remap_job_id"
 
@@ -180,16 +183,55 @@ class JobReruns:
         if unpaired:
             result["not_replaced"] = unpaired
 
+    def repair_hint(self, job: Job) -> str | None:
+        """What to call for a failed or suspect job, as rerun_job will take it (None for other jobs)."""
+        suspect = job.state == "ok" and self._judge_outputs(job).suspected_silent_failure
+        if job.state not in FAILED_JOB_STATES and not suspect:
+            return None
+        job_id = self.trans.security.encode_id(job.id)
+        try:
+            self._owned_job_history(job, job_id, "replace its outputs")
+            refusal = self._replace_refusal(job, job_id)
+        except AnalysisError as foreign:
+            refusal = foreign
+        if refusal is None:
+            return (f"rerun_job(job_id={job_id!r}, changes=..., replace_outputs=true): the new outputs take these "
+                    "outputs' places (hid, name, collection element) and these are hidden.")
+        return (f"rerun_job(job_id={job_id!r}, changes=...) makes new outputs beside these (replace_outputs is "
+                f"refused: {refusal.message}); then delete_history_items the old ones.")
+
+    def _replace_refusal(self, job: Job, job_id: str) -> AnalysisError | None:
+        """Why Galaxy's remap cannot replace this job's outputs as replace_outputs says, or None."""
+        if job.state not in FAILED_JOB_STATES and not (
+            job.state == "ok" and self._judge_outputs(job).suspected_silent_failure
+        ):
+            return AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Job {job_id} is {job.state!r}; replace_outputs replaces the outputs of a failed job (state "
+                "error) or of an ok one flagged suspected_silent_failure.",
+                "Rerun without replace_outputs to make new outputs, or pass the id of the failed job.",
+            )
+        readers = sorted({
+            self.trans.security.encode_id(dependent.job.id)
+            for output in job.output_datasets
+            for dependent in output.dataset.dependent_jobs
+            if dependent.job.state not in REWIRABLE_STATES
+        })
+        if readers:
+            return AnalysisError(
+                ErrorCode.CONFLICT,
+                f"Job(s) {', '.join(readers[:5])} already read job {job_id}'s outputs; Galaxy's remap would "
+                "rewire them after the fact.",
+                "Rerun without replace_outputs (new outputs beside the old), rerun those jobs on the new "
+                "outputs, then delete the old ones with delete_history_items.",
+            )
+        return None
+
     def _check_replaceable(self, job: Job, job_id: str, target_history: str, job_history: str) -> list[int]:
         """Refuse replace_outputs unless Galaxy's remap can do what it says; the paused jobs it will resume."""
         self._owned_job_history(job, job_id, "replace its outputs")
-        if job.state not in FAILED_JOB_STATES:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"Job {job_id} is {job.state!r}; replace_outputs only replaces the outputs of a failed job "
-                "(state error).",
-                "Rerun without replace_outputs to make new outputs, or pass the id of the failed job.",
-            )
+        if refusal := self._replace_refusal(job, job_id):
+            raise refusal
         if target_history != job_history:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,

@@ -110,6 +110,8 @@ class DebuggingJobs:
             result["truncated"] = result["truncated"] or command.truncated
         if dataset_id:
             result["dataset_id"] = dataset_id
+        if repair := self.repair_hint(job):
+            result["repair"] = repair
         return result
 
     def _output_states(self, job: Job, budget: int) -> dict[str, Any]:
@@ -375,6 +377,8 @@ class DebuggingJobs:
                 entry["empty_outputs"] = verdict.empty_outputs
         elif state == "paused":  # finished for a wait, but not done: say why and what resumes it
             entry.update(self._pause_of(self.trans.sa_session.get(Job, job)))
+        if entry["suspected_silent_failure"] or state in ("error", "failed"):
+            entry["repair"] = self.repair_hint(self.trans.sa_session.get(Job, job))
         return entry
 
     def _pause_of(self, job: Job) -> dict[str, Any]:

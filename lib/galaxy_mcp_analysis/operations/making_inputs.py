@@ -49,6 +49,7 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.input_problems import problems_error
 from galaxy_mcp_analysis.core.storable import check_storable
 from galaxy_mcp_analysis.operations.galaxy_tags import is_galaxy_tag
 
@@ -346,9 +347,18 @@ class MakingInputs:
         # _tool_for answers [NOT_FOUND] with how to find the id (and refuses tools the user may not run).
         tool = self._tool_for(tool_id)
         self._check_input_references(inputs)
-        self._writable_history(history_id)
+        history = self._writable_history(history_id)
         checked = self.preflight(tool, inputs, raise_problems=True)
-        result = super().run_tool(history_id, tool_id, checked.flat)
+        try:
+            result = super().run_tool(history_id, tool_id, checked.flat)
+        except exceptions.RequestParameterInvalidException as refused:
+            # Galaxy judged a value against the data (a column the dataset lacks, an option from its
+            # metadata) before making any job: the same refusal as check_tool_inputs', by path and rule.
+            judged = refused.extra_error_info.get("err_data")
+            problems = self._population_problems(tool, history, checked.flat) if judged else []
+            if not problems:
+                raise
+            raise problems_error(problems, f"Tool {tool.id!r} ({tool.version}) cannot run with these inputs") from None
         result["mapped_over"] = checked.mapped_over
         result["inputs_checked"] = checked.modelled
         result["unchecked"] = checked.unchecked

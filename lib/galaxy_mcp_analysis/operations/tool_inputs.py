@@ -435,7 +435,7 @@ class ToolInputs:
         for errors in all_errors:
             for problem in rules.population_problems(errors):
                 problems.setdefault((problem.path, problem.message), problem)
-        return list(problems.values())
+        return [self._column_rule(tool, problem, flat) for problem in problems.values()]
 
 
 # ---- Renderings of Galaxy's model (pure functions of it) ---------------------------------------------

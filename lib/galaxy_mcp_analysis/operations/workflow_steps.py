@@ -9,6 +9,7 @@ state an invocation starts from.
 
 from typing import Any
 
+from galaxy.exceptions import ToolMissingException
 from galaxy.tools.parameters.workflow_utils import is_runtime_value
 from galaxy.workflow.modules import module_factory
 
@@ -54,6 +55,34 @@ def label_steps_and_outputs(workflow, toolbox, user) -> bool:
     for (index, name), label in output_labels(marked, labels).items():
         by_index[index].create_or_update_workflow_output(output_name=name, label=label, uuid=None)
     return bool(made or marked)
+
+
+def maps_of_given_collections(trans, steps, given: dict) -> dict[int, int]:
+    """Jobs of each tool step that maps over a collection given whole to a workflow input it reads
+    (``given``: input step order_index -> collection): one per dataset for a dataset input, one per
+    element for a collection input of an inner type; 0 where the step takes the collection whole."""
+    sizes: dict[int, int] = {}
+    for step in steps:
+        sources = [c for c in step.input_connections if step.type == "tool" and c.output_step.order_index in given]
+        if not sources:
+            continue
+        try:
+            module = module_factory.from_workflow_step(trans, step)
+        except ToolMissingException:  # reported by the step checks; no count to give
+            continue
+        accepted = {entry["name"]: entry for entry in module.get_data_inputs()}
+        for connection in sources:
+            collection, wanted = given[connection.output_step.order_index], accepted.get(connection.input_name)
+            if wanted is None or wanted.get("multiple"):
+                continue
+            if wanted["input_type"] == "dataset":
+                size = len(collection.dataset_instances)
+            elif wanted.get("collection_types") and collection.collection_type not in wanted["collection_types"]:
+                size = collection.element_count or 0
+            else:
+                continue
+            sizes[step.order_index] = max(size, sizes.get(step.order_index, 0))
+    return sizes
 
 
 class _SavedStepState(RecordedState):

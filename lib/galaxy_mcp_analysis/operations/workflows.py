@@ -69,6 +69,7 @@ from galaxy_mcp_analysis.core.workflows import (
     WorkflowStepRef,
 )
 from galaxy_mcp_analysis.operations.workflow_steps import (
+    maps_of_given_collections,
     label_steps_and_outputs,
     saved_step_values,
 )
@@ -254,6 +255,7 @@ class Workflows:
         problems.extend(resolved.problems)
         mapped_over: list[dict[str, Any]] = []
         map_sizes: dict[int, int] = {}
+        given: dict[int, Any] = {}  # the collection given to each collection input that takes it whole
         resolved_inputs: dict[str, Any] = {}
         galaxy_inputs: dict[str, Any] = {}
         for index, value in resolved.values.items():
@@ -265,7 +267,7 @@ class Workflows:
             if step.type == "parameter_input":
                 problems.extend(self._parameter_input_problems(step, value, path))
             else:
-                problems.extend(self._data_input_problems(step, value, path, name, mapped_over, map_sizes))
+                problems.extend(self._data_input_problems(step, value, path, name, mapped_over, map_sizes, given))
             resolved_inputs[name] = value
             galaxy_inputs[str(index)] = value
         # What Galaxy runs with for each input left out: its default, or nothing (an optional input).
@@ -287,7 +289,7 @@ class Workflows:
             "defaulted_inputs": defaulted,
             "galaxy_inputs": galaxy_inputs,
             "galaxy_parameters": galaxy_parameters,
-            "steps": _expected_jobs(steps, map_sizes),
+            "steps": _expected_jobs(steps, map_sizes | maps_of_given_collections(self.trans, steps, given)),
         }
 
     def _parameter_input_problems(self, step, value, path: str) -> list[InputProblem]:
@@ -327,7 +329,7 @@ class Workflows:
             ]
         return []
 
-    def _data_input_problems(self, step, value, path, name, mapped_over, map_sizes) -> list[InputProblem]:
+    def _data_input_problems(self, step, value, path, name, mapped_over, map_sizes, given) -> list[InputProblem]:
         if not isinstance(value, dict) or "src" not in value:
             return [
                 InputProblem(
@@ -383,6 +385,8 @@ class Workflows:
             if verdict == "map_over":
                 mapped_over.append({"input": name, "collection_type": given_type, "over": accepted_type})
                 map_sizes[step.order_index] = item.collection.element_count or 0
+            else:
+                given[step.order_index] = item.collection
             return self._datatype_problems(item, formats, path, name)
         if src == "hdca":
             mapped_over.append({"input": name, "collection_type": item.collection.collection_type, "over": "dataset"})

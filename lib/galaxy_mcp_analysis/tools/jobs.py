@@ -38,14 +38,15 @@ def get_job_errors(
     wrapper), job_messages, truncated, empty_outputs [{name, dataset_id, size, may_be_empty}],
     suspected_silent_failure (ok job, a required output is 0 bytes; may be genuine), outputs
     [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job:
-    upload checks, metadata), command_line where Galaxy shows it. Long logs keep head and tail.
+    upload checks, metadata), repair (the rerun_job call that fixes it), command_line where Galaxy
+    shows it. Long logs keep head and tail.
 
     Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
 
     Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown
     id; [AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown).
-    Debugging path: run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content (read
-    the output, or the input, that looks wrong) -> get_job_parameters -> rerun_job(job_id, changes).
+    Debugging path: run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content (the output
+    or input that looks wrong) -> get_job_parameters -> rerun_job as repair says.
     """
     return ops.get_job_errors(job_id=job_id, dataset_id=dataset_id, max_bytes=max_bytes)
 
@@ -78,13 +79,13 @@ def wait_for_jobs(
     waited_seconds, timeout_applied, capped, server_busy. Call again while timed_out;
     progressToken gets notifications/progress.
 
-    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"], timeout_seconds=60) -> {"jobs": [{"state":
-    "ok", ...}], "all_terminal": true, "timed_out": false, ...}
+    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}],
+    "all_terminal": true, "timed_out": false, ...}
 
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
-    Next: get_job_errors(job_id) for state error or suspected_silent_failure, then
-    rerun_job(job_id, changes) to fix it; peek_dataset_content(dataset_id) to read ok outputs.
+    Next: get_job_errors(job_id) for state error or suspected_silent_failure, then its repair;
+    peek_dataset_content(dataset_id) to read ok outputs.
     """
     return ops.wait_for_jobs(
         job_ids=job_ids,

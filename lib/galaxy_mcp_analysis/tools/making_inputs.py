@@ -118,6 +118,7 @@ STOCK_DESCRIPTIONS = {
     or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
     """,
+    "run_tool.inputs": "Tool parameters by name, nested or flat; value shapes in the description.",
     "get_tool_details": """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
 
     With io_details=True each dataset input says how to give it a collection: takes_collection=false

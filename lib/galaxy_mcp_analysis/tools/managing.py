@@ -63,7 +63,8 @@ def rerun_job(
     ] = None,
     history_id: Annotated[HistoryId | None, Field(description="Default: the job's history.")] = None,
     replace_outputs: Annotated[
-        bool, Field(description="Failed job only: new outputs take the failed ones' places; paused jobs resume on them.")
+        bool,
+        Field(description="Failed or flagged job: new outputs take its outputs' places; paused jobs resume on them."),
     ] = False,
 ) -> dict[str, Any]:
     """Run a job's tool again on its recorded inputs with changes laid over them, checked as run_tool checks.
@@ -73,7 +74,7 @@ def rerun_job(
     resumed_jobs (rewires paused jobs: destructive).
     Example: rerun_job(job_id="...", changes={"columnList": "c1,c2"}).
     Errors (nothing runs): [VALIDATION_ERROR] changes that do not fit; [CONFLICT] replace_outputs on a job
-    that did not fail; [AUTHORIZATION_ERROR] not yours.
+    neither failed nor flagged, or whose outputs jobs read; [AUTHORIZATION_ERROR] not yours.
     Next: wait_for_jobs(job_ids).
     """
     return ops.rerun_job(job_id, changes=changes, history_id=history_id, replace_outputs=replace_outputs)
@@ -131,8 +132,8 @@ def update_collection(
     tags replaces every tag. Returns the collection (collection_id, history_id, hid, name, tags, visible,
     deleted, element_count, ...) and changed.
     Example: update_collection(collection_id="...", name="trimmed reads", tags=["name:run1"]).
-    Errors (nothing changes): [VALIDATION_ERROR] no field, empty name, bad tag; [NOT_FOUND]; [CONFLICT]
-    purged; [AUTHORIZATION_ERROR] not yours.
+    Errors (nothing changes): [VALIDATION_ERROR] no field, empty name, bad tag, <>& in it;
+    [NOT_FOUND]; [CONFLICT] purged; [AUTHORIZATION_ERROR] not yours.
     Next: get_collection_details(collection_id).
     """
     return ops.update_collection(collection_id, name=name, tags=tags, visible=visible)

@@ -31,13 +31,14 @@ def peek_dataset_content(
     """Read a history dataset's content: one chunk of its bytes, decoded as UTF-8 text.
 
     Returns content plus offset, length, next_offset (null at the end), eof, encoding
-    ("utf-8", or "base64" with allow_binary), file_size, extension, state, peek, capped and
-    max_bytes_applied. Read on with offset=next_offset until eof; chunks never split a UTF-8
-    character and, with whole_lines, end at a newline (line_truncated: one line > max_bytes).
+    ("utf-8", or "base64" with allow_binary), file_size, extension, state, capped,
+    max_bytes_applied and peek (Galaxy's stored preview). Read on with offset=next_offset until
+    eof; chunks never split a UTF-8 character and, with whole_lines, end at a newline
+    (line_truncated: one line > max_bytes).
     gzip text is read decompressed; offsets count decompressed bytes (compressed: "gzip").
 
     Example: peek_dataset_content(dataset_id="f2db41e1fa331b3e", max_bytes=4096) ->
-    {"content": "chr1\t100\t200\n...", "next_offset": 4090, "eof": false, ...}
+    {"content": "chr1\\t100\\t200\\n...", "next_offset": 4090, "eof": false, ...}
 
     Errors: [NOT_READY] still queued/running (wait_for_jobs(dataset_ids=[...]));
     [VALIDATION_ERROR] binary datatype (convert it, or allow_binary=true), a collection id

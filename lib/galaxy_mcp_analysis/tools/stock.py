@@ -77,9 +77,10 @@ STOCK_ANNOTATIONS: dict[str, ToolAnnotations] = {name: _annotations(*row) for na
 #: Tighter stock descriptions (what, returns, limits, example, errors, next). The tools
 #: whose behaviour the patch set changes keep theirs next to that capability's tools.
 STOCK_DESCRIPTIONS = {
-    "connect": """Check the API key and identify its user: returns connected, user {id, email, username, ...}, url.
+    "connect": """Check the API key and identify its user.
 
-    Call once per session. Errors: [AUTHENTICATION_ERROR] missing or invalid key.
+    Returns connected, user {id, email, username}, server {version, brand, url}. Call once per session.
+    Errors: [AUTHENTICATION_ERROR] missing or invalid key.
     Next: list_histories() or create_history(name); search_tools(query).
     """,
     "get_server_info": """Galaxy's version, URL and selected public settings; with this patch set also patch_set.
@@ -142,11 +143,14 @@ STOCK_DESCRIPTIONS = {
     "get_history_contents": """A page of a history's datasets and collections (history_content_type says which), by hid.
 
     Returns items [{id, hid, name, state, extension, history_content_type, ...}] and counts.
-    order: hid-asc (default), hid-dsc, create_time-dsc, update_time-dsc, name-asc. deleted/visible
-    filter (null: Galaxy's default). Example: get_history_contents(history_id="f2db41e1fa331b3e", order="hid-dsc", limit=20).
+    order: hid-asc (default), hid-dsc, create_time-dsc, update_time-dsc, name-asc. deleted=true/visible=false
+    list only deleted/hidden items (null: all).
+    Example: get_history_contents(history_id="f2db41e1fa331b3e", order="hid-dsc", limit=20).
     Errors: [NOT_FOUND] unknown history; [AUTHORIZATION_ERROR] not yours.
     Next: peek_dataset_content(dataset_id) to read a dataset; get_collection_details(id) for a collection.
     """,
+    "get_history_contents.deleted": "true: only deleted items; false: only undeleted ones; null: both.",
+    "get_history_contents.visible": "false: only hidden items; true: only visible ones; null: both.",
     "get_dataset_details": """A dataset's metadata: name, state, extension, file_size, genome_build, peek, misc_info.
 
     No content: read it with peek_dataset_content(dataset_id). Errors: [NOT_FOUND] unknown id;

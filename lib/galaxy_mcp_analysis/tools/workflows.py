@@ -61,11 +61,15 @@ def create_workflow_from_history(
     history_id: HistoryId,
     name: str,
     job_ids: Annotated[list[str] | None, Field(description="Default: every finished tool job.")] = None,
-    dataset_ids: list[str] | None = None,
-    collection_ids: list[str] | None = None,
+    dataset_ids: Annotated[
+        list[str] | None, Field(description="Inputs to take; default: what the jobs read and none made.")
+    ] = None,
+    collection_ids: Annotated[
+        list[str] | None, Field(description="As dataset_ids, for collections.")
+    ] = None,
 ) -> dict[str, Any]:
-    """Save what a history ran as a workflow (a mapped run is one step; inputs: what the jobs read
-    and none made). Returns {workflow_id, inputs, steps, definition (clean Format 2)}.
+    """Save what a history ran as a workflow (a mapped run is one step).
+    Returns {workflow_id, inputs, steps, definition (clean Format 2)}.
 
     Example: create_workflow_from_history(history_id="1cd8e2f6b131e891", name="Sort")
     Errors: [VALIDATION_ERROR], [AUTHORIZATION_ERROR]. Next: invoke_workflow.
@@ -97,10 +101,11 @@ STOCK_DESCRIPTIONS = {
     "invoke_workflow": """Run a workflow; every input and step parameter is checked first.
 
     inputs by label or step index: {"table": {"src": "hda", "id": "<id>"}}; a collection on a
-    dataset input maps over it. parameters by step label: {"sort": {"column": 2}}. Problems come
+    dataset input maps over it. parameters likewise: {"sort": {"column": 2}}. Problems come
     in one [VALIDATION_ERROR] with paths; nothing is invoked. Adds inputs_by, mapped_over.
     Next: wait_for_jobs(invocation_id=id); get_invocation_details(id).
     """,
+    "invoke_workflow.parameters": "Tool parameters keyed by step label or index.",
     "get_invocation_details": """A workflow run's state and, in progress, each step's job states.
 
     progress: {state, terminal, steps [{label, state, jobs, job_ids, outputs}], failed_steps}.
