@@ -75,7 +75,7 @@ def wait_for_jobs(
     pending_at_call, recently_finished (ended in the since_seconds before the call) and
     nothing_pending. Finished: ok, error, failed, deleted, stopped, skipped, paused (with
     paused_reason, resume_with). Returns jobs [{job_id, tool_id, state, exit_code,
-    suspected_silent_failure, empty_outputs?}], all_terminal, timed_out, state_counts,
+    suspected_silent_failure, empty_outputs?, repair?}], all_terminal, timed_out, state_counts,
     waited_seconds, timeout_applied, capped, server_busy. Call again while timed_out;
     progressToken gets notifications/progress.
 
@@ -84,8 +84,8 @@ def wait_for_jobs(
 
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
-    Next: get_job_errors(job_id) for state error or suspected_silent_failure, then its repair;
-    peek_dataset_content(dataset_id) to read ok outputs.
+    Next: get_job_errors(job_id) for state error or suspected_silent_failure; repair (when
+    present) is the rerun_job call that fixes it; peek_dataset_content(dataset_id) reads ok outputs.
     """
     return ops.wait_for_jobs(
         job_ids=job_ids,
