@@ -15,8 +15,7 @@ from conftest import (
 )
 from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
 from galaxy_mcp_analysis.activation.patches import PATCHES
-from galaxy_mcp_analysis.tools import CAPABILITIES
-from galaxy_mcp_analysis.tools.stock import STOCK_DESCRIPTIONS
+from galaxy_mcp_analysis.tools import STOCK_DESCRIPTIONS as ALL_STOCK_DESCRIPTIONS
 from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
     McpClient,
@@ -132,8 +131,12 @@ def test_switched_off_galaxy_is_stock(stock_then_patched):
     assert "galaxy-mcp-analysis" not in stock_then_patched["stock_log"]
     # Galaxy's own descriptions and no annotations: none of what the patch set's surface gives the same tools.
     redescribed = {name for name in STOCK_TOOLS if patched[name].description != stock[name].description}
-    assert redescribed == set(STOCK_DESCRIPTIONS) | {
-        name for module in CAPABILITIES for name in getattr(module, "STOCK_DESCRIPTIONS", {})}
+    replaced = set(ALL_STOCK_DESCRIPTIONS)  # tool names, and tool.parameter for one parameter's text
+    assert redescribed == {key for key in replaced if "." not in key}
+    for key in sorted(key for key in replaced if "." in key):
+        tool, parameter = key.split(".")
+        texts = [listed[tool].input_schema["properties"][parameter].get("description") for listed in (stock, patched)]
+        assert texts[0] != texts[1] == ALL_STOCK_DESCRIPTIONS[key], key
     assert [name for name in STOCK_TOOLS if stock[name].annotations is not None] == []
     assert all(patched[name].annotations is not None for name in STOCK_TOOLS)
     # Results as SSE streams when switched off; plain JSON bodies with the patch set (mcp-json-responses).
