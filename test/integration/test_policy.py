@@ -1,6 +1,7 @@
 """The admin's policy file through /api/mcp: each rule kind for an admin, a user in a role (and a
-group) and another user, allowed and denied; nothing created by a refused call (checked through
-REST); tools/list filtered for a header key; tool sets; an invalid file on reload and at start-up.
+group) and another user, allowed and denied, with `who` in every form the format has; nothing
+created by a refused call (checked through REST); tools/list filtered for a header key; tool sets;
+an invalid file on reload and at start-up.
 
 The session Galaxy reads the policy file named by GALAXY_MCP_ANALYSIS_POLICY_FILE (conftest),
 absent except while a test here has written it (it is re-read when it changes).
@@ -174,6 +175,68 @@ rules:
     assert re.match(r"\[RATE_LIMITED\] rule other-read-only: .*retry_after_seconds=\d+", limited[0].content[0].text)
     # The admin is bound by none of the rules.
     assert mcp.call_ok("get_user", api_key=admin_key)["email"]
+
+
+def test_policy_matrix_for_admins_everyone_and_one_user(galaxy, mcp, api_key, other_user_key, admin_key, policy):
+    """The rows test_policy_matrix leaves: rules whose `who` is admins or everyone, and a Galaxy-tool rule
+    for one user that another user is not bound by (each allowed call made a job, each refused none)."""
+    analyst = me(galaxy, api_key)
+    keys = {"analyst": api_key, "other": other_user_key, "admin": admin_key}
+    histories = {who: mcp.call_ok("create_history", name=f"policy rows ({who})", api_key=key)["id"]
+                 for who, key in keys.items()}
+    datasets = {who: paste(mcp, key, histories[who]) for who, key in keys.items()}
+    three = [paste(mcp, other_user_key, histories["other"], f"{n}\tx\n") for n in range(3)]
+    collection = mcp.call_ok("create_collection", history_id=histories["other"], collection_type="list",
+                             name="three", api_key=other_user_key,
+                             element_identifiers=[{"name": f"e{n}", "src": "hda", "id": d}
+                                                  for n, d in enumerate(three)])["collection_id"]
+    for who, key in keys.items():
+        wait(mcp, key, histories[who])
+        assert mcp.call_ok("get_user", api_key=key)["username"], who  # unmasked before the policy
+    policy(f"""\
+rules:
+  - name: admins-run-nothing-here
+    who: admins
+    reason: Admins test elsewhere.
+    deny_mcp_tools: [create_history]
+    deny_galaxy_tools: [cat1]
+  - name: everyone-masked-and-small
+    who: everyone
+    mask_fields: {{get_user: [username]}}
+    max_jobs_per_call: 2
+  - name: analyst-no-grep
+    who: {{users: ["{analyst['email']}"]}}
+    deny_galaxy_tools: [Grep1]
+""")
+
+    def run(who, tool_id, data=None):
+        name = "input1" if tool_id == "cat1" else "input"
+        inputs = {name: data or {"src": "hda", "id": datasets[who]}, **({"pattern": "x"} if tool_id == "Grep1" else {})}
+        return mcp.call("run_tool", {"history_id": histories[who], "tool_id": tool_id, "inputs": inputs,
+                                     "api_key": keys[who]})
+
+    jobs = {who: jobs_in(galaxy, key, histories[who]) for who, key in keys.items()}
+    # admins: the admin is refused, the users are not.
+    refused(mcp, "create_history", "FORBIDDEN", "admins-run-nothing-here", name="x", api_key=admin_key)
+    text = run("admin", "cat1").content[0].text
+    assert text.startswith("[FORBIDDEN] rule admins-run-nothing-here: ") and "Admins test elsewhere." in text, text
+    assert not run("admin", "Grep1").is_error
+    for who in ("analyst", "other"):
+        assert not run(who, "cat1").is_error
+    # one user's Galaxy-tool rule: the analyst is refused Grep1, the other user is not.
+    assert run("analyst", "Grep1").content[0].text.startswith("[FORBIDDEN] rule analyst-no-grep: ")
+    assert not run("other", "Grep1").is_error
+    assert {who: jobs_in(galaxy, key, histories[who]) - jobs[who] for who, key in keys.items()} == \
+        {"analyst": 1, "other": 2, "admin": 1}
+    # everyone: a 3-job map-over is refused for a user (and nothing made); every caller's username is masked.
+    text = run("other", "cat1", {"src": "hdca", "id": collection}).content[0].text
+    assert text.startswith("[FORBIDDEN] rule everyone-masked-and-small: ") and "3 jobs; at most 2" in text, text
+    assert jobs_in(galaxy, other_user_key, histories["other"]) == jobs["other"] + 2
+    for who, key in keys.items():
+        user = mcp.call_ok("get_user", api_key=key)
+        assert "username" not in user and user["email"], who
+    for who, key in keys.items():
+        wait(mcp, key, histories[who])
 
 
 def test_tool_sets(galaxy, api_key, policy):
