@@ -54,6 +54,31 @@ def test_startup_line_names_galaxy_version_and_every_patch(galaxy):
     assert lines[0].endswith(f"active on Galaxy {VERSION}: patches applied: {patch_ids}")
 
 
+
+def test_startup_says_which_admin_rules_are_in_force(galaxy):
+    """The session Galaxy names a policy file that is absent until test_policy.py writes it, and an audit file."""
+    lines = [line for line in galaxy.log_text().splitlines() if "galaxy-mcp-analysis admin rules:" in line]
+    assert lines, "no admin rules line"
+    assert lines[0].endswith(f"admin rules: policy file {galaxy.policy_file} (absent: no rules until it exists; "
+                             f"read when it changes); audit trail: {galaxy.audit_log}"), lines[0]
+
+
+def test_an_agents_mistake_is_a_warning_line_in_galaxys_log_without_traceback(galaxy, mcp, api_key):
+    """A bad id to a stock tool and to one of ours: warnings naming the tool, no ERROR, no traceback
+    (before, FastMCP logged each as an ERROR with a 60-line traceback)."""
+    before = len(galaxy.log_text())
+    for tool, argument in (("get_history_details", "history_id"), ("peek_dataset_content", "dataset_id")):
+        assert mcp.call_error(tool, **{argument: "f2db41e1fa331b3e"}, api_key=api_key).startswith("[VALIDATION_ERROR]")
+    logged = galaxy.log_text()[before:]
+    for tool in ("get_history_details", "peek_dataset_content"):
+        assert f"Error calling tool '{tool}'" in logged
+    assert "MCP get_history_details: Wrong  id" in logged  # Galaxy's own line, kept
+    # Other tests' jobs may log meanwhile: judge the lines about these calls (a traceback names the id too).
+    about = [line for line in logged.splitlines()
+             if "get_history_details" in line or "peek_dataset_content" in line or "f2db41e1fa331b3e" in line]
+    assert len(about) >= 3 and all("WARNING" in line for line in about), about
+    assert "MalformedId" not in logged, logged
+
 def test_stock_tools_run_through_the_analysis_operations_manager(mcp, api_key):
     # get_server_info is one of Galaxy's own tools; the patch_set entry comes from our subclass.
     info = mcp.call_ok("get_server_info", api_key=api_key)

@@ -154,6 +154,35 @@ def test_the_sink_is_off_a_file_or_a_logger(tmp_path, caplog):
     assert [record.getMessage() for record in caplog.records] == ['{"tool":"x"}']
 
 
+
+def test_the_target_comes_from_the_variable_else_galaxy_yml(tmp_path):
+    from types import SimpleNamespace
+
+    from galaxy_mcp_analysis.mcp.audit import (
+        audit_sink,
+        audit_target,
+    )
+
+    in_galaxy_yml = str(tmp_path / "from-galaxy-yml.jsonl")
+    gx_app = SimpleNamespace(config=SimpleNamespace(config_dict={"mcp_analysis_audit_log": in_galaxy_yml}))
+    assert audit_target(Settings()) == "" and audit_target(Settings(), gx_app) == in_galaxy_yml
+    assert audit_target(Settings(audit_log="logger:x"), gx_app) == "logger:x"
+    assert audit_sink(Settings(), gx_app).path == in_galaxy_yml
+    nothing = SimpleNamespace(config=SimpleNamespace(config_dict={}))
+    assert audit_sink(Settings(), nothing) is None
+
+
+def test_the_start_up_line_says_which_admin_rules_are_in_force(tmp_path):
+    from galaxy_mcp_analysis.mcp.policy import admin_rules_line
+
+    policy = tmp_path / "policy.yml"
+    assert admin_rules_line(None, "") == (
+        "galaxy-mcp-analysis admin rules: no policy file (every tool for every user); audit trail: off")
+    assert f"policy file {policy} (absent: no rules until it exists" in admin_rules_line(str(policy), "")
+    policy.write_text("rules:\n  - {name: a, who: everyone, deny_mcp_tools: [purge]}\n  - {name: b, who: admins}\n")
+    assert admin_rules_line(str(policy), "/var/log/a.jsonl").endswith(
+        f"policy file {policy} (2 rules; read again when it changes); audit trail: /var/log/a.jsonl")
+
 def test_the_middleware_records_a_refusal_by_an_inner_layer_and_passes_it_on(tmp_path):
     import anyio
     from fastmcp.exceptions import ToolError

@@ -4,8 +4,11 @@ import pytest
 from galaxy import exceptions
 
 from galaxy_mcp_analysis.core.byte_range import RangeError
+from fastmcp.exceptions import ToolError
+
 from galaxy_mcp_analysis.mcp.errors import (
     AnalysisError,
+    CallersMistakesAsWarnings,
     coded_text,
     ErrorCode,
     leaks_internals,
@@ -164,3 +167,55 @@ def test_leaks_are_judged_beyond_what_the_caller_sent():
     assert leaks_internals(text, {"history_id": "file:///etc/passwd"}) is False
     assert leaks_internals(text) is True
     assert leaks_internals(text + " see /var/galaxy/x", {"history_id": "file:///etc/passwd"}) is True
+
+
+def _record_of(exc: BaseException | None, level=logging.ERROR, with_exc_info=True) -> logging.LogRecord:
+    exc_info = (type(exc), exc, exc.__traceback__) if exc is not None and with_exc_info else None
+    return logging.LogRecord("fastmcp.server.server", level, __file__, 1, "Error calling tool 'x'", (), exc_info)
+
+
+def _galaxy_wrapped(original: BaseException) -> ValueError:
+    """What Galaxy's stock _mcp_error_handler raises: ValueError(...) from the original."""
+    try:
+        try:
+            raise original
+        except Exception as e:
+            raise ValueError(f"x failed: {e}") from e
+    except ValueError as wrapped:
+        return wrapped
+
+
+@pytest.mark.parametrize(
+    "exc, mistake",
+    [
+        (AnalysisError(ErrorCode.VALIDATION_ERROR, "bad", "fix"), True),
+        (_galaxy_wrapped(exceptions.ObjectNotFound("no such history")), True),
+        (_galaxy_wrapped(exceptions.ItemAccessibilityException("not yours")), True),
+        (ToolError("[FORBIDDEN] rule r: no"), True),
+        (AnalysisError(ErrorCode.SYSTEM_ERROR, "broken", "retry"), False),
+        (_galaxy_wrapped(KeyError("bug")), False),
+        (_galaxy_wrapped(exceptions.InternalServerError("db down")), False),
+        (ValueError("a plain ValueError"), False),  # by its text alone it is not judged the caller's
+    ],
+)
+def test_a_callers_mistake_is_a_warning_without_traceback(exc, mistake):
+    record = _record_of(exc)
+    assert CallersMistakesAsWarnings().filter(record) is True  # never drops a record
+    assert (record.levelno, record.exc_info is None) == ((logging.WARNING, True) if mistake else (logging.ERROR, False))
+
+
+def test_galaxys_handler_line_is_judged_by_the_exception_being_handled():
+    record = _record_of(None)  # Galaxy logs f"MCP {operation}: {e}" inside its except block, no exc_info
+    try:
+        raise exceptions.ObjectNotFound("no such dataset")
+    except exceptions.ObjectNotFound:
+        CallersMistakesAsWarnings().filter(record)
+    assert record.levelno == logging.WARNING
+    outside = _record_of(None)
+    CallersMistakesAsWarnings().filter(outside)
+    assert outside.levelno == logging.ERROR
+
+
+def test_our_tools_errors_carry_their_log_level():
+    assert to_tool_error(AnalysisError(ErrorCode.NOT_FOUND, "gone", "list"), "t").log_level == logging.WARNING
+    assert to_tool_error(KeyError("bug"), "t").log_level == logging.ERROR

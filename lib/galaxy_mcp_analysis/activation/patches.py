@@ -259,12 +259,28 @@ def check_coded_errors() -> str | None:
         galaxy_log.disabled = disabled
     if not hasattr(Middleware, "on_call_tool"):
         return "fastmcp Middleware.on_call_tool is gone"
+    import fastmcp.server.server as fastmcp_server
+
+    for module, name in zip((fastmcp_server, galaxy_mcp), TOOL_FAILURE_LOGGERS):
+        if getattr(getattr(module, "logger", None), "name", None) != name:
+            return f"{module.__name__} no longer reports failed tool calls on the logger {name!r}"
     return check_mcp_tools()
 
 
-def apply_coded_errors(settings: Settings) -> None:
-    from galaxy_mcp_analysis.mcp.errors import CodedToolErrors
+#: The loggers that report a failed tools/call: FastMCP's server, and Galaxy's stock tools' handler.
+TOOL_FAILURE_LOGGERS = ("fastmcp.server.server", "galaxy.webapps.galaxy.api.mcp")
 
+
+def apply_coded_errors(settings: Settings) -> None:
+    from galaxy_mcp_analysis.mcp.errors import (
+        CallersMistakesAsWarnings,
+        CodedToolErrors,
+    )
+
+    for name in TOOL_FAILURE_LOGGERS:  # an agent's mistake is not the admin's error: one warning line, no traceback
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, CallersMistakesAsWarnings) for existing in logger.filters):
+            logger.addFilter(CallersMistakesAsWarnings())
     _customize_built_mcp_app()
     _SERVER_CUSTOMIZERS.append(lambda mcp, gx_app: mcp.add_middleware(CodedToolErrors()))
 
@@ -392,9 +408,14 @@ def check_policy() -> str | None:
 
 
 def apply_policy(settings: Settings) -> None:
-    from galaxy_mcp_analysis.activation.registry import PatchSetRefused
+    from galaxy_mcp_analysis.activation.registry import (
+        announce,
+        PatchSetRefused,
+    )
     from galaxy_mcp_analysis.core.policy import PolicyError
+    from galaxy_mcp_analysis.mcp.audit import audit_target
     from galaxy_mcp_analysis.mcp.policy import (
+        admin_rules_line,
         check_policy_file,
         policy_path,
         PolicyRules,
@@ -413,10 +434,14 @@ def apply_policy(settings: Settings) -> None:
     def enforce_policy(mcp, gx_app):
         # Appended after every other patch's middleware: inside CodedToolErrors (refusals are coded)
         # and HeaderApiKey (the key is filled in); a middleware inserted before it wraps it.
-        mcp.add_middleware(PolicyRules(gx_app, PolicySource(validated(policy_path(gx_app)))))
+        path = validated(policy_path(gx_app))
+        mcp.add_middleware(PolicyRules(gx_app, PolicySource(path)))
+        announce(admin_rules_line(path, audit_target(settings, gx_app)))
 
     _customize_built_mcp_app()
     _SERVER_CUSTOMIZERS.append(enforce_policy)
+
+
 def check_audit_trail() -> str | None:
     from fastmcp import FastMCP
 
@@ -426,16 +451,29 @@ def check_audit_trail() -> str | None:
 
 
 def apply_audit_trail(settings: Settings) -> None:
-    from galaxy_mcp_analysis.mcp.audit import outermost_audit_trail
+    from galaxy_mcp_analysis.mcp.audit import (
+        AUDIT_LOG_OPTION,
+        audit_target,
+        outermost_audit_trail,
+    )
+
+    def unwritable(e: OSError, where: str) -> PatchSetRefused:  # an unwritable path stops start-up, naming it
+        return PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: the audit trail cannot be written "
+                               f"({where}): {e.strerror}")
 
     try:
-        customize = outermost_audit_trail(settings)  # None without GALAXY_MCP_ANALYSIS_AUDIT_LOG
-    except OSError as e:  # an unwritable path stops start-up here, naming it
-        raise PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: the audit trail cannot be written "
-                              f"(GALAXY_MCP_ANALYSIS_AUDIT_LOG={settings.audit_log}): {e.strerror}") from None
-    if customize is not None:
-        _customize_built_mcp_app()
-        _SERVER_CUSTOMIZERS.append(customize)
+        customize = outermost_audit_trail(settings)
+    except OSError as e:
+        raise unwritable(e, f"GALAXY_MCP_ANALYSIS_AUDIT_LOG={settings.audit_log}") from None
+
+    def add_audit_trail(mcp, gx_app):
+        try:
+            customize(mcp, gx_app)
+        except OSError as e:
+            raise unwritable(e, f"galaxy.yml {AUDIT_LOG_OPTION}: {audit_target(settings, gx_app)}") from None
+
+    _customize_built_mcp_app()
+    _SERVER_CUSTOMIZERS.append(add_audit_trail)
 
 
 #: Every runtime patch, in the order activation checks and applies them (one row each in PATCHES.md).
@@ -513,7 +551,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         id="mcp-audit",
         target="fastmcp.FastMCP.middleware",
-        summary="With GALAXY_MCP_ANALYSIS_AUDIT_LOG set, one JSON line per MCP tool call (who, what, outcome, ids).",
+        summary=("With GALAXY_MCP_ANALYSIS_AUDIT_LOG (or galaxy.yml mcp_analysis_audit_log) set, "
+                 "one JSON line per MCP tool call (who, what, outcome, ids)."),
         check=check_audit_trail,
         apply=apply_audit_trail,
     ),

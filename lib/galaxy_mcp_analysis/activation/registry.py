@@ -114,7 +114,7 @@ def activate(settings: Settings, patches: tuple[Patch, ...]) -> Activation:
             patch.apply(settings)
             applied.append(patch.id)
     _activation = Activation(version, tuple(applied), tuple(failed), settings)
-    _announce(_activation.startup_line)
+    announce(_activation.startup_line)
     return _activation
 
 
@@ -122,7 +122,7 @@ def current() -> Activation | None:
     return _activation
 
 
-def _announce(line: str) -> None:
+def announce(line: str) -> None:
     # Activation runs before Galaxy configures logging (in the app factory or the
     # gunicorn arbiter); an unconfigured root logger would drop an INFO record, and so
     # would the WARNING-level root handler a Galaxy import sets up with basicConfig

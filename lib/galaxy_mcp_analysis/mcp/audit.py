@@ -45,9 +45,20 @@ class LoggerSink:
         pass
 
 
-def audit_sink(settings: Settings):
+#: The galaxy.yml option (under ``galaxy:``) read when GALAXY_MCP_ANALYSIS_AUDIT_LOG is not set.
+AUDIT_LOG_OPTION = "mcp_analysis_audit_log"
+
+
+def audit_target(settings: Settings, gx_app=None) -> str:
+    """The admin's audit setting: the environment variable, else galaxy.yml's option, else '' (off)."""
+    if settings.audit_log or gx_app is None:
+        return settings.audit_log
+    return str(gx_app.config.config_dict.get(AUDIT_LOG_OPTION) or "").strip()
+
+
+def audit_sink(settings: Settings, gx_app=None):
     """Where audit lines go, or None when the admin switched the trail off (the default)."""
-    target = settings.audit_log
+    target = audit_target(settings, gx_app)
     if not target:
         return None
     if target.startswith(LOGGER_PREFIX):
@@ -56,13 +67,18 @@ def audit_sink(settings: Settings):
 
 
 def outermost_audit_trail(settings: Settings):
-    """What adds the trail to a built MCP server, or None when it is off; opens the file now (OSError if it cannot)."""
-    sink = audit_sink(settings)
-    if sink is None:
-        return None
-    sink.check()
+    """What adds the trail to a built MCP server. The variable's file is opened now, galaxy.yml's when
+    the server is built (Galaxy's configuration is read by then); OSError if it cannot be written."""
+    early = audit_sink(settings)
+    if early is not None:
+        early.check()
 
     def add(mcp, gx_app):
+        sink = early or audit_sink(settings, gx_app)
+        if sink is None:
+            return
+        if early is None:
+            sink.check()
         # The first middleware in the list is the outermost: every call is recorded, other middleware's refusals too.
         mcp.middleware.insert(0, AuditTrail(gx_app, sink))
 

@@ -13,6 +13,7 @@ traceback. ``CodedToolErrors`` is the middleware that applies it to every tool c
 
 import logging
 import re
+import sys
 import uuid
 from contextlib import contextmanager
 from typing import Any
@@ -191,8 +192,41 @@ def galaxy_code(exc: BaseException) -> ErrorCode:
 
 
 def to_tool_error(exc: BaseException, operation: str, arguments: dict[str, Any] | None = None) -> ToolError:
-    """Translate any exception raised by a tool into a coded ToolError."""
-    return ToolError(coded_text(exc, operation, arguments))
+    """Translate any exception raised by a tool into a coded ToolError (logged by FastMCP as a
+    warning when it is the caller's mistake, as an error when it is the server's)."""
+    text = coded_text(exc, operation, arguments)
+    server_side = text.startswith(f"[{ErrorCode.SYSTEM_ERROR.value}]")
+    return ToolError(text, log_level=logging.ERROR if server_side else logging.WARNING)
+
+
+def is_callers_mistake(exc: BaseException) -> bool:
+    """True when a failure gets a code other than SYSTEM_ERROR by its class (never by its text):
+    the agent's to fix, not the admin's, so the log keeps one line and no traceback."""
+    for cause in exception_chain(exc):
+        if isinstance(cause, AnalysisError):
+            return cause.code is not ErrorCode.SYSTEM_ERROR
+        if isinstance(cause, (InvalidInput, pydantic.ValidationError, NotFoundError, DisabledError)):
+            return True
+        if _is_galaxy_message(cause):
+            return galaxy_code(cause) is not ErrorCode.SYSTEM_ERROR
+        if isinstance(cause, ToolError) and CODED.match(str(cause)):
+            return not str(cause).startswith(f"[{ErrorCode.SYSTEM_ERROR.value}]")
+    return False
+
+
+class CallersMistakesAsWarnings(logging.Filter):
+    """On FastMCP's and Galaxy's MCP loggers: an ERROR record about a caller's mistake (a bad id, a
+    refused input) becomes a one-line WARNING, without traceback; anything else passes unchanged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR:
+            return True
+        # Galaxy's stock handler logs inside its except block, without exc_info: the exception is current.
+        exc = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
+        if exc is not None and is_callers_mistake(exc):
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+            record.exc_info, record.exc_text = None, None
+        return True
 
 
 def coded_text(exc: BaseException, operation: str, arguments: dict[str, Any] | None = None) -> str:

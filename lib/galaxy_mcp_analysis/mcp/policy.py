@@ -104,6 +104,18 @@ def policy_path(gx_app=None) -> str | None:
     return path or None
 
 
+def admin_rules_line(policy_file: str | None, audit_target: str) -> str:
+    """The start-up line saying which admin rules are in force (one per serving process)."""
+    if not policy_file:
+        policy = "no policy file (every tool for every user)"
+    elif not os.path.exists(policy_file):
+        policy = f"policy file {policy_file} (absent: no rules until it exists; read when it changes)"
+    else:
+        rules = load_policy(policy_file).rules
+        policy = f"policy file {policy_file} ({len(rules)} rules; read again when it changes)"
+    return f"galaxy-mcp-analysis admin rules: {policy}; audit trail: {audit_target or 'off'}"
+
+
 def check_policy_file(path: str | None) -> None:
     """Start-up: an existing but invalid policy file stops Galaxy, naming the line and field."""
     if path and os.path.exists(path):
