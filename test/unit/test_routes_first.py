@@ -11,7 +11,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 from starlette.testclient import TestClient
 
-from galaxy_mcp_analysis.activation.patches import (
+from galaxy_mcp_analysis.activation.transport import (
     apply_mcp_routes_first,
     check_mcp_routes_first,
 )
