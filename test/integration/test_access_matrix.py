@@ -335,7 +335,7 @@ def test_access(mcp, world, row, caller):
         guarded = row.kind == WRITE and caller != "owner"
         before = owner_view(world, items) if guarded else None
         result, arguments = call(mcp, world, row, items, caller)
-        check_audit_line(world, row, caller, arguments, result)
+        check_audit_line(world, row, caller, arguments, result, items)
         if guarded:
             assert owner_view(world, items) == before, f"a refused {row_id(row)} changed the owner's items"
         context = f"{row_id(row)} as {caller} on {level} items"
@@ -377,8 +377,9 @@ def test_access(mcp, world, row, caller):
 _user_ids: dict[str, str] = {}
 
 
-def check_audit_line(world: World, row: Row, caller: str, arguments: dict, result) -> None:
-    """The call just made is the audit trail's newest line, complete, naming the caller and what it touched."""
+def check_audit_line(world: World, row: Row, caller: str, arguments: dict, result, items: Items) -> None:
+    """The call just made is the audit trail's newest line, complete, naming the caller, what it touched
+    (each id with its kind) and, for a call about one of the owner's items, that item's history."""
     line = last_audit_line(world.galaxy.audit_log)
     key = world.key(caller)
     if caller in ("owner", "other") and key not in _user_ids:
@@ -390,10 +391,19 @@ def check_audit_line(world: World, row: Row, caller: str, arguments: dict, resul
     outcome = error_text(result)[1:].split("]")[0] if result.is_error else "ok"
     assert line["outcome"] == outcome, (line, error_text(result)[:200])
     touched = [found for kind in ("created", "changed", "deleted", "purged", "jobs") for found in line[kind]]
+    assert sorted(touched) == sorted(found for by_kind in line["touched"].values() for ids in by_kind.values()
+                                     for found in ids), line
     if result.is_error or row.tool in READ_ONLY_TOOLS:
         assert touched == [], line
     elif row.kind == WRITE:  # the owner's write: its line names what it touched
         assert touched, (line, result.structured_content)
+    if caller == "owner" and not result.is_error and row.tool in ABOUT_ONE_ITEM:
+        assert line["history_id"] == arguments.get("history_id", items.history_id), line
+
+
+#: Tools whose call names one item (a job, a dataset) and whose audit line names that item's history.
+ABOUT_ONE_ITEM = {"cancel_job", "rerun_job", "update_dataset", "update_collection", "get_job_errors",
+                  "peek_dataset_content"}
 
 
 #: Tools of the table that never write (their owner rows succeed and touch nothing).

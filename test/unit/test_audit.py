@@ -13,6 +13,7 @@ from galaxy_mcp_analysis.core.audit import (
     effects,
     MAX_STRING_CHARACTERS,
     outcome_of,
+    touched,
 )
 from galaxy_mcp_analysis.core.audit_file import AuditFile
 from galaxy_mcp_analysis.core.settings import Settings
@@ -73,6 +74,29 @@ def test_effects_come_from_the_result_and_arguments():
     assert effects("get_history_contents", {"history_id": "h"}, {"id": "h"}) == {
         kind: [] for kind in ("created", "changed", "deleted", "purged", "jobs")}
 
+
+
+def test_touched_names_each_ids_kind():
+    """Encoded ids are per table (a job and a dataset may share one): touched keeps them apart."""
+    run = {"jobs": [{"id": "x"}], "outputs": [{"id": "x"}], "output_collections": [{"id": "c"}]}
+    assert touched("run_tool", {}, run) == {"created": {"dataset": ["x"], "collection": ["c"]},
+                                            "started": {"job": ["x"]}}
+    items = {"items": [{"src": "hda", "id": "a"}, {"src": "hdca", "id": "a"}, {"src": "hda", "id": "b"}]}
+    assert touched("delete_history_items", {"purge": True}, items) == {
+        "purged": {"dataset": ["a", "b"], "collection": ["a"]}}
+    assert touched("restore_history_items", {}, items) == {"changed": {"dataset": ["a", "b"], "collection": ["a"]}}
+    assert touched("revert_page_revision", {}, {"page_id": "p", "new_revision_id": "r"}) == {
+        "changed": {"page": ["p"]}, "created": {"page_revision": ["r"]}}
+    assert touched("get_history_contents", {"history_id": "h"}, {"id": "h"}) == {}
+    line = record("run_tool", {"history_id": "h"}, result=run)
+    assert line["touched"] == touched("run_tool", {}, run) and line["jobs"] == ["x"] and line["created"] == ["x", "c"]
+    assert record("run_tool", {}, error=ValueError("[NOT_FOUND] no"), result=run)["touched"] == {}
+
+
+def test_every_effect_path_names_a_kind():
+    kinds = {kind for paths in EFFECTS.values() for entries in paths.values() for _, kind in entries}
+    assert kinds <= {"dataset", "collection", "job", "history", "invocation", "workflow", "user_tool", "page",
+                     "page_revision", "src"}
 
 def test_every_writing_tool_has_an_effects_entry():
     """Every tool whose annotations say it writes (the patch set's and Galaxy's stock ones) has an EFFECTS entry."""

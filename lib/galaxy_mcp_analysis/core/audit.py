@@ -3,7 +3,8 @@
 ``audit_record`` builds the line (a dict, one JSON object per line in the trail) from the tool's
 name, its arguments, how it ended and its structured result. The ids of what a call created,
 changed, deleted or purged and of the jobs it started come from ``EFFECTS``, one entry per tool
-that writes: paths into the call's arguments or result. A tool without an entry (every read)
+that writes: paths into the call's arguments or result, each with the kind of object it names
+(``touched`` keeps the kinds; the flat lists do not). A tool without an entry (every read)
 records empty lists; ``test_every_writing_tool_has_an_effects_entry`` keeps the table complete.
 """
 
@@ -23,78 +24,109 @@ SECRET_ARGUMENTS = frozenset({"api_key"})
 EFFECT_KINDS = ("created", "changed", "deleted", "purged", "jobs")
 _CODE = re.compile(r"^\[([A-Z_]+)\] ")
 
+#: ``touched`` names each id's kind: Galaxy's encoded ids are per table, so a dataset, a job and a
+#: history can share one. A path's kind ``src`` reads the item's own ``src`` (hda / hdca).
+_KIND_OF_SRC = {"hda": "dataset", "hdca": "collection"}
+#: The ``touched`` key for the ``jobs`` list: the calls that started them.
+_STARTED = "started"
+
 _RUN = {
-    "created": ("result.outputs[].id", "result.output_collections[].id", "result.implicit_collections[].id"),
-    "jobs": ("result.jobs[].id",),
+    "created": (("result.outputs[].id", "dataset"), ("result.output_collections[].id", "collection"),
+                ("result.implicit_collections[].id", "collection")),
+    "jobs": (("result.jobs[].id", "job"),),
 }
 
-#: Per tool that writes: which argument or result paths hold the ids of each kind of effect.
+#: Per tool that writes: which argument or result paths hold the ids of each kind of effect, and their kind.
 #: ``result.a[].b``: field ``b`` of every element of the list ``a`` of the structured result.
-EFFECTS: dict[str, dict[str, tuple[str, ...]]] = {
+EFFECTS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     # Galaxy's stock tools
     "run_tool": _RUN,
     "upload_file_from_url": _RUN,
     "run_user_tool": _RUN,
-    "create_history": {"created": ("result.id",)},
-    "invoke_workflow": {"created": ("result.id", "result[].id")},
-    "cancel_workflow_invocation": {"changed": ("result.invocation.id", "arguments.invocation_id")},
-    "import_workflow_from_iwc": {"created": ("result.id",)},
-    "create_user_tool": {"created": ("result.uuid",)},
-    "delete_user_tool": {"deleted": ("arguments.uuid",)},
+    "create_history": {"created": (("result.id", "history"),)},
+    "invoke_workflow": {"created": (("result.id", "invocation"), ("result[].id", "invocation"))},
+    "cancel_workflow_invocation": {"changed": (("result.invocation.id", "invocation"),
+                                               ("arguments.invocation_id", "invocation"))},
+    "import_workflow_from_iwc": {"created": (("result.id", "workflow"),)},
+    "create_user_tool": {"created": (("result.uuid", "user_tool"),)},
+    "delete_user_tool": {"deleted": (("arguments.uuid", "user_tool"),)},
     # the patch set's tools
-    "create_dataset_from_text": {"created": ("result.dataset_id",), "jobs": ("result.job_id",)},
-    "create_collection": {"created": ("result.collection_id", "result.copied_elements[].copy_id")},
+    "create_dataset_from_text": {"created": (("result.dataset_id", "dataset"),), "jobs": (("result.job_id", "job"),)},
+    "create_collection": {"created": (("result.collection_id", "collection"),
+                                      ("result.copied_elements[].copy_id", "dataset"))},
     "rerun_job": _RUN,
-    "cancel_job": {"changed": ("result.job_id",)},
-    "update_dataset": {"changed": ("arguments.dataset_id",)},
-    "update_collection": {"changed": ("result.collection_id",)},
-    "delete_history_items": {"deleted": ("result.items[].id",)},  # purged: see _purged
-    "restore_history_items": {"changed": ("result.items[].id",)},
-    "create_page": {"created": ("result.page_id",)},
-    "update_page": {"changed": ("result.page_id", "arguments.page_id")},
-    "revert_page_revision": {"changed": ("result.page_id",), "created": ("result.new_revision_id",)},
-    "create_workflow_from_history": {"created": ("result.workflow_id",)},
-    "create_workflow": {"created": ("result.workflow_id",)},
+    "cancel_job": {"changed": (("result.job_id", "job"),)},
+    "update_dataset": {"changed": (("arguments.dataset_id", "dataset"),)},
+    "update_collection": {"changed": (("result.collection_id", "collection"),)},
+    "delete_history_items": {"deleted": (("result.items[].id", "src"),)},  # purged: see effects
+    "restore_history_items": {"changed": (("result.items[].id", "src"),)},
+    "create_page": {"created": (("result.page_id", "page"),)},
+    "update_page": {"changed": (("result.page_id", "page"), ("arguments.page_id", "page"))},
+    "revert_page_revision": {"changed": (("result.page_id", "page"),),
+                             "created": (("result.new_revision_id", "page_revision"),)},
+    "create_workflow_from_history": {"created": (("result.workflow_id", "workflow"),)},
+    "create_workflow": {"created": (("result.workflow_id", "workflow"),)},
 }
 
 
-def _walk(value: Any, steps: list[str]) -> Iterable[Any]:
+def _walk(value: Any, steps: list[str], parent: Any = None) -> Iterable[tuple[Any, Any]]:
+    """The values at ``steps`` under ``value``, each with the dict that holds it."""
     if not steps:
-        yield value
+        yield value, parent
         return
     step, rest = steps[0], steps[1:]
     many = step.endswith("[]")
     name = step[:-2] if many else step
     if name:
-        value = value.get(name) if isinstance(value, dict) else None
+        parent, value = value, value.get(name) if isinstance(value, dict) else None
     if many:
         for item in value if isinstance(value, list) else ():
-            yield from _walk(item, rest)
+            yield from _walk(item, rest, value)
     elif value is not None:
-        yield from _walk(value, rest)
+        yield from _walk(value, rest, parent)
 
 
-def ids_at(path: str, arguments: dict[str, Any], result: Any) -> list[str]:
-    """The string ids at ``path`` (``arguments.x`` or ``result.a[].b``; a result list is walked by ``result[].b``)."""
+def _found_at(path: str, arguments: dict[str, Any], result: Any) -> list[tuple[str, Any]]:
     root, _, rest = path.partition(".")
     if root.endswith("[]"):  # "result[]": the result itself is a list
         root, rest = root[:-2], "[]." + rest if rest else "[]"
     source = arguments if root == "arguments" else result
     steps = [step for step in rest.split(".") if step]
-    return [str(found) for found in _walk(source, steps) if isinstance(found, (str, int)) and found != ""]
+    return [(str(found), holder) for found, holder in _walk(source, steps)
+            if isinstance(found, (str, int)) and found != ""]
+
+
+def ids_at(path: str, arguments: dict[str, Any], result: Any) -> list[str]:
+    """The string ids at ``path`` (``arguments.x`` or ``result.a[].b``; a result list is walked by ``result[].b``)."""
+    return [found for found, _ in _found_at(path, arguments, result)]
+
+
+def touched(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, dict[str, list[str]]]:
+    """What a successful call of ``tool`` touched, by effect then kind: ``{"created": {"dataset": [id]}}``."""
+    purging = tool == "delete_history_items" and bool(arguments.get("purge"))
+    found: dict[str, dict[str, list[str]]] = {}
+    for effect, paths in EFFECTS.get(tool, {}).items():
+        effect = "purged" if purging and effect == "deleted" else _STARTED if effect == "jobs" else effect
+        for path, kind in paths:
+            for found_id, holder in _found_at(path, arguments, result):
+                named = kind
+                if kind == "src":
+                    named = _KIND_OF_SRC.get(holder.get("src") if isinstance(holder, dict) else None, "item")
+                ids = found.setdefault(effect, {}).setdefault(named, [])
+                if found_id not in ids:
+                    ids.append(found_id)
+    return found
 
 
 def effects(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, list[str]]:
     """The ids each kind of effect names for a successful call of ``tool`` (empty lists for a read)."""
-    found: dict[str, list[str]] = {kind: [] for kind in EFFECT_KINDS}
-    for kind, paths in EFFECTS.get(tool, {}).items():
-        for path in paths:
-            for found_id in ids_at(path, arguments, result):
-                if found_id not in found[kind]:
-                    found[kind].append(found_id)
-    if tool == "delete_history_items" and arguments.get("purge"):
-        found["purged"], found["deleted"] = found["deleted"], []
-    return found
+    lists: dict[str, list[str]] = {kind: [] for kind in EFFECT_KINDS}
+    for effect, by_kind in touched(tool, arguments, result).items():
+        named = lists["jobs" if effect == _STARTED else effect]
+        for found_id in (found_id for ids in by_kind.values() for found_id in ids):
+            if found_id not in named:
+                named.append(found_id)
+    return lists
 
 
 def shortened(value: Any, depth: int = 0) -> Any:
@@ -175,8 +207,9 @@ def audit_record(
         "duration_ms": round(duration_seconds * 1000, 1),
     }
     record["history_id"] = history_of(tool, arguments or {}, result)
-    touched = effects(tool, arguments or {}, result) if error is None else {kind: [] for kind in EFFECT_KINDS}
-    record.update(touched)
+    ok = error is None
+    record.update(effects(tool, arguments or {}, result) if ok else {kind: [] for kind in EFFECT_KINDS})
+    record["touched"] = touched(tool, arguments or {}, result) if ok else {}
     if error is not None:
         record["error"] = shortened(str(error).split("\n", 1)[0])
     return record

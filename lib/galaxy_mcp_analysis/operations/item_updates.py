@@ -77,6 +77,7 @@ class ItemUpdates:
             )
         new_jobs = [job for job in self._metadata_jobs(hda) if job not in metadata_jobs_before]
         details = self.get_dataset_details(dataset_id)
+        details["history_id"] = self.trans.security.encode_id(hda.history_id)  # the audit trail's history too
         details["changed"] = [_FIELD_NAMES[key] for key in payload]
         details["metadata_job_id"] = self.trans.security.encode_id(max(new_jobs)) if new_jobs else None
         return details

@@ -125,7 +125,7 @@ class JobReruns:
         inputs = merge_changes(self._recorded(job, tool).inputs, changes, conditional_selectors(tool.inputs))
         if not replace_outputs:
             result = self.run_tool(target_history, job.tool_id, inputs)
-            result.update(rerun_of=job_id, replaced_outputs=False)
+            result.update(rerun_of=job_id, replaced_outputs=False, history_id=target_history)
             return result
         paused = self._check_replaceable(job, job_id, target_history, job_history)
         self._check_one_job(tool, inputs, job_id)
@@ -133,7 +133,7 @@ class JobReruns:
         # Galaxy's rerun-and-remap: read from the tool request itself (tools.expand_incoming).
         inputs[REMAP_KEY] = job_id
         result = self.run_tool(target_history, job.tool_id, inputs)
-        result.update(rerun_of=job_id, replaced_outputs=True)
+        result.update(rerun_of=job_id, replaced_outputs=True, history_id=target_history)
         self._take_places(result, failed)
         # Galaxy resumes the paused jobs inside a remap that logs and swallows its own failures: say what happened.
         states = {paused_id: self.trans.sa_session.get(Job, paused_id).state for paused_id in paused}

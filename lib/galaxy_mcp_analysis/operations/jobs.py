@@ -90,6 +90,7 @@ class DebuggingJobs:
         verdict = self._judge_outputs(job)
         result: dict[str, Any] = {
             "job_id": self.trans.security.encode_id(job.id),
+            "history_id": self.trans.security.encode_id(job.history_id) if job.history_id else None,
             "tool_id": job.tool_id,
             "tool_version": job.tool_version,
             "state": job.state,

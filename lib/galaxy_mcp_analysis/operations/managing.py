@@ -181,7 +181,8 @@ class ManagingRuns:
             # claimed it would otherwise read 'deleting' for ever (found by test_managing.py).
             job.set_final_state(Job.states.DELETED)
             self.trans.sa_session.commit()
-        return {"job_id": job_id, "previous_state": previous, "state": job.state}
+        history = self.trans.security.encode_id(job.history_id) if job.history_id else None
+        return {"job_id": job_id, "history_id": history, "previous_state": previous, "state": job.state}
 
     # ---- delete / restore ----
 

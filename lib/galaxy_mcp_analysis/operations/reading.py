@@ -72,6 +72,7 @@ class ReadingOutputs:
             )
         result = {
             "dataset_id": dataset_id,
+            "history_id": self.trans.security.encode_id(hda.history_id) if hda.history_id else None,
             "name": hda.name,
             "extension": hda.extension,
             "state": hda.state,
