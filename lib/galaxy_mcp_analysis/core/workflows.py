@@ -5,7 +5,7 @@ or by step index; steps likewise. Galaxy's invocation request wants step indexes
 reports database step ids; these rules translate one way and never the other, and
 collect every problem (``core.input_problems``) instead of stopping at the first.
 Galaxy's own model decides datatypes, collection types and parameter values
-(``operations.workflows``); what is here is bookkeeping around it.
+(``operations.workflows.input_checks``); what is here is bookkeeping around it.
 """
 
 import re
