@@ -178,18 +178,21 @@ rules:
 
 
 def test_policy_matrix_for_admins_everyone_and_one_user(galaxy, mcp, api_key, other_user_key, admin_key, policy):
-    """The rows test_policy_matrix leaves: rules whose `who` is admins or everyone, and a Galaxy-tool rule
-    for one user that another user is not bound by (each allowed call made a job, each refused none)."""
-    analyst = me(galaxy, api_key)
+    """The rows test_policy_matrix leaves: rules whose `who` is admins or everyone (MCP tools, Galaxy tools,
+    jobs per call and masks, the admin bound by them too), and Galaxy-tool rules by email that bind one
+    user and not the other (each allowed call made a job, each refused one none)."""
+    analyst, other = me(galaxy, api_key), me(galaxy, other_user_key)
     keys = {"analyst": api_key, "other": other_user_key, "admin": admin_key}
     histories = {who: mcp.call_ok("create_history", name=f"policy rows ({who})", api_key=key)["id"]
                  for who, key in keys.items()}
     datasets = {who: paste(mcp, key, histories[who]) for who, key in keys.items()}
-    three = [paste(mcp, other_user_key, histories["other"], f"{n}\tx\n") for n in range(3)]
-    collection = mcp.call_ok("create_collection", history_id=histories["other"], collection_type="list",
-                             name="three", api_key=other_user_key,
-                             element_identifiers=[{"name": f"e{n}", "src": "hda", "id": d}
-                                                  for n, d in enumerate(three)])["collection_id"]
+    lists = {}
+    for who in ("other", "admin"):
+        three = [paste(mcp, keys[who], histories[who], f"{n}\tx\n") for n in range(3)]
+        lists[who] = mcp.call_ok("create_collection", history_id=histories[who], collection_type="list",
+                                 name="three", api_key=keys[who],
+                                 element_identifiers=[{"name": f"e{n}", "src": "hda", "id": d}
+                                                      for n, d in enumerate(three)])["collection_id"]
     for who, key in keys.items():
         wait(mcp, key, histories[who])
         assert mcp.call_ok("get_user", api_key=key)["username"], who  # unmasked before the policy
@@ -207,11 +210,15 @@ rules:
   - name: analyst-no-grep
     who: {{users: ["{analyst['email']}"]}}
     deny_galaxy_tools: [Grep1]
+  - name: other-no-cut
+    who: {{users: ["{other['email']}"]}}
+    deny_galaxy_tools: [Cut1]
 """)
 
     def run(who, tool_id, data=None):
         name = "input1" if tool_id == "cat1" else "input"
-        inputs = {name: data or {"src": "hda", "id": datasets[who]}, **({"pattern": "x"} if tool_id == "Grep1" else {})}
+        inputs = {name: data or {"src": "hda", "id": datasets[who]},
+                  **{"Grep1": {"pattern": "x"}, "Cut1": {"columnList": "c1"}}.get(tool_id, {})}
         return mcp.call("run_tool", {"history_id": histories[who], "tool_id": tool_id, "inputs": inputs,
                                      "api_key": keys[who]})
 
@@ -223,15 +230,18 @@ rules:
     assert not run("admin", "Grep1").is_error
     for who in ("analyst", "other"):
         assert not run(who, "cat1").is_error
-    # one user's Galaxy-tool rule: the analyst is refused Grep1, the other user is not.
+    # one user's Galaxy-tool rule: the analyst is refused Grep1, the other user is not (and the reverse for Cut1).
     assert run("analyst", "Grep1").content[0].text.startswith("[FORBIDDEN] rule analyst-no-grep: ")
     assert not run("other", "Grep1").is_error
+    assert run("other", "Cut1").content[0].text.startswith("[FORBIDDEN] rule other-no-cut: ")
     assert {who: jobs_in(galaxy, key, histories[who]) - jobs[who] for who, key in keys.items()} == \
         {"analyst": 1, "other": 2, "admin": 1}
-    # everyone: a 3-job map-over is refused for a user (and nothing made); every caller's username is masked.
-    text = run("other", "cat1", {"src": "hdca", "id": collection}).content[0].text
-    assert text.startswith("[FORBIDDEN] rule everyone-masked-and-small: ") and "3 jobs; at most 2" in text, text
-    assert jobs_in(galaxy, other_user_key, histories["other"]) == jobs["other"] + 2
+    # everyone: a 3-job map-over is refused for a user and for the admin (nothing made); every caller is masked.
+    for who, tool_id in (("other", "cat1"), ("admin", "Grep1")):
+        text = run(who, tool_id, {"src": "hdca", "id": lists[who]}).content[0].text
+        assert text.startswith("[FORBIDDEN] rule everyone-masked-and-small: ") and "3 jobs; at most 2" in text, text
+    assert {who: jobs_in(galaxy, key, histories[who]) - jobs[who] for who, key in keys.items()} == \
+        {"analyst": 1, "other": 2, "admin": 1}
     for who, key in keys.items():
         user = mcp.call_ok("get_user", api_key=key)
         assert "username" not in user and user["email"], who
