@@ -162,6 +162,7 @@ def test_every_input_problem_is_reported_at_once_and_nothing_is_invoked(galaxy, 
 
 def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_history, table):
     text_data = fetch(galaxy, api_key, wf_history, {"src": "pasted", "paste_content": "just words\n", "ext": "txt"})
+    image = fetch(galaxy, api_key, wf_history, {"src": "pasted", "paste_content": "not a picture\n", "ext": "png"})
     pair = mcp.call_ok(
         "create_collection", history_id=wf_history, collection_type="paired", api_key=api_key,
         element_identifiers=[{"name": "forward", "src": "hda", "id": table}, {"name": "reverse", "src": "hda", "id": table}],
@@ -183,7 +184,7 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
     })
     checked = mcp.call_ok(
         "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
-        inputs={"samples": {"src": "hdca", "id": pair["collection_id"]}, "table": {"src": "hda", "id": text_data["id"]},
+        inputs={"samples": {"src": "hdca", "id": pair["collection_id"]}, "table": {"src": "hda", "id": image["id"]},
                 "count": "many"},
     )
     errors = {error["path"]: error["rule"] for error in checked["errors"]}
@@ -204,6 +205,17 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
     # What Galaxy runs with for the inputs left out: the default, or nothing for an optional one.
     assert (mapped["resolved_inputs"]["limit"], mapped["resolved_inputs"]["count"]) == (5, None), mapped
     assert mapped["defaulted_inputs"] == ["count", "limit"]
+    # One datatype rule for tools and workflows: a txt dataset (a more general type) fits a tabular input in
+    # both, as Galaxy runs it; a png fits neither.
+    for dataset, fits in ((text_data["id"], True), (image["id"], False)):
+        as_workflow_input = mcp.call_ok(
+            "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
+            inputs={"samples": {"src": "hdca", "id": tables["collection_id"]}, "table": {"src": "hda", "id": dataset}})
+        as_tool_input = mcp.call_ok("check_tool_inputs", tool_id="sort1", history_id=wf_history, api_key=api_key,
+                                    inputs={"input": {"src": "hda", "id": dataset}})
+        refused_as = [[error["path"] for error in result["errors"] if error["rule"] == "datatype_not_accepted"]
+                      for result in (as_workflow_input, as_tool_input)]
+        assert refused_as == ([[], []] if fits else [["inputs.table"], ["inputs.input"]]), refused_as
     given_dataset = mcp.call_ok(
         "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
         inputs={"samples": {"src": "hda", "id": table}, "table": {"src": "hda", "id": table}},

@@ -7,7 +7,7 @@ import pytest
 from galaxy.datatypes.registry import Registry
 from galaxy.util.bunch import Bunch
 
-from galaxy_mcp_analysis.operations.tool_inputs import _datatype_fits
+from galaxy_mcp_analysis.core.datatypes import datatype_fits
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +20,16 @@ def registry():
 
 
 def test_an_accepted_type_its_subtypes_and_its_more_general_types_fit(registry):
-    assert _datatype_fits(registry, "tabular", ["tabular"])
-    assert _datatype_fits(registry, "bed", ["tabular"])  # a subtype
-    assert _datatype_fits(registry, "txt", ["tabular"])  # more general: Galaxy runs it
-    assert not _datatype_fits(registry, "png", ["tabular"])
+    assert datatype_fits(registry, "tabular", ["tabular"])
+    assert datatype_fits(registry, "bed", ["tabular"])  # a subtype
+    assert datatype_fits(registry, "txt", ["tabular"])  # more general: Galaxy runs it
+    assert not datatype_fits(registry, "png", ["tabular"])
 
 
 def test_formats_galaxy_does_not_know_are_left_out_as_galaxy_does(registry):
     assert registry.get_datatype_by_extension("no_such_datatype") is None
-    assert _datatype_fits(registry, "tabular", ["no_such_datatype", "tabular"])
-    assert not _datatype_fits(registry, "png", ["no_such_datatype", "tabular"])
-    # Left with no format it knows, Galaxy's input accepts every dataset.
-    assert _datatype_fits(registry, "png", ["no_such_datatype"])
+    assert datatype_fits(registry, "tabular", ["no_such_datatype", "tabular"])
+    assert not datatype_fits(registry, "png", ["no_such_datatype", "tabular"])
+    # Left with no format it knows, Galaxy's input accepts every dataset; so does one that accepts data.
+    assert datatype_fits(registry, "png", ["no_such_datatype"])
+    assert datatype_fits(registry, "png", ["data"]) and datatype_fits(registry, "png", ["tabular", "data"])

@@ -36,6 +36,7 @@ from galaxy.work.context import proxy_work_context_for_history
 from pydantic import ValidationError
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.datatypes import datatype_fits
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
@@ -324,7 +325,7 @@ class ToolInputs:
                     else []
                 )
                 for extension in extensions:
-                    if not _datatype_fits(registry, extension, accepted):
+                    if not datatype_fits(registry, extension, accepted):
                         problems.append(rules.datatype_problem(path, parameter, extension, accepted))
                         break
             elif parameter.parameter_type == rules.COLLECTION and reference["src"] == "hdca":
@@ -683,21 +684,6 @@ def _dynamic_selects(parameters: list, names: tuple[str, ...]):
             yield from _dynamic_selects(list(parameter.parameters), names + (parameter.name,))
         elif kind == "gx_select" and parameter.options is None:
             yield names + (parameter.name,)
-
-
-def _datatype_fits(registry, extension: str, accepted: list[str]) -> bool:
-    """The dataset is of an accepted type (or a subtype), Galaxy converts it implicitly, or its type is a more
-    general type of an accepted one (a ``txt`` dataset for a ``tabular`` input: Galaxy's own tool tests do that,
-    and Galaxy runs it). Formats this Galaxy does not know are left out, as Galaxy's own parameter does."""
-    wanted = [datatype for name in accepted if (datatype := registry.get_datatype_by_extension(name)) is not None]
-    if not wanted:
-        # Galaxy drops the formats it does not know; an input left with none accepts every dataset.
-        return True
-    direct, converted, _ = registry.find_conversion_destination_for_dataset_by_extensions(extension, accepted)
-    if direct or converted is not None:
-        return True
-    datatype = registry.get_datatype_by_extension(extension)
-    return datatype is not None and any(w.matches_any([datatype]) for w in wanted)
 
 
 def _collection_types(parameter) -> list[str]:

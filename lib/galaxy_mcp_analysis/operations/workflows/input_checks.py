@@ -9,6 +9,7 @@ from galaxy.model import HistoryDatasetCollectionAssociation
 from galaxy.model.dataset_collections.type_description import COLLECTION_TYPE_DESCRIPTION_FACTORY
 from galaxy.workflow.modules import WorkflowModuleInjector
 
+from galaxy_mcp_analysis.core.datatypes import datatype_fits
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
@@ -137,22 +138,17 @@ class WorkflowInputChecks:
         return self._datatype_problems(item, formats, path, name)
 
     def _datatype_problems(self, item, formats: list[str], path: str, name: str) -> list[InputProblem]:
-        """Galaxy's datatype rule: the dataset's type is (a subclass of) an accepted one, or converts implicitly."""
-        if not formats or "data" in formats:
+        """Galaxy's datatype rule, the one run_tool's preflight applies (core.datatypes.datatype_fits)."""
+        if not formats:
             return []
         registry = self.app.datatypes_registry
-        accepted = [registry.get_datatype_by_extension(ext) for ext in formats]
-        accepted = [datatype for datatype in accepted if datatype is not None]
         if isinstance(item, HistoryDatasetCollectionAssociation):
             extensions = sorted(item.dataset_dbkeys_and_extensions_summary[1])
         else:
             extensions = [item.extension]
         problems = []
         for extension in extensions:
-            datatype = registry.get_datatype_by_extension(extension)
-            if datatype is None or datatype.matches_any(accepted):
-                continue
-            if registry.find_conversion_destination_for_dataset_by_extensions(extension, formats)[0]:
+            if datatype_fits(registry, extension, formats):
                 continue
             problems.append(
                 InputProblem(
