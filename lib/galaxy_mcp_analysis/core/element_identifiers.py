@@ -28,7 +28,7 @@ from galaxy_mcp_analysis.core.managing import TAG_FORM
 RANK_TYPES = ("list", "paired", "paired_or_unpaired")
 FORWARD, REVERSE, UNPAIRED = "forward", "reverse", "unpaired"
 DATASET_SOURCES = ("hda", "ldda")
-COLLECTION_SOURCES = ("new_collection", "hdca")
+NESTED_COLLECTION_SOURCES = ("new_collection", "hdca")
 #: Galaxy's column for a collection's type is Unicode(255) (galaxy.model.DatasetCollection).
 MAX_COLLECTION_TYPE_LENGTH = 255
 #: Galaxy's column for an element identifier is Unicode(255) (galaxy.model.DatasetCollectionElement);
@@ -167,7 +167,7 @@ class _Check:
         if "tags" in element:
             self.tags(element["tags"], path)
         src = element.get("src")
-        allowed = COLLECTION_SOURCES if inner_ranks else DATASET_SOURCES
+        allowed = NESTED_COLLECTION_SOURCES if inner_ranks else DATASET_SOURCES
         if src not in allowed:
             self.problem(path, _wrong_src(src, inner_ranks))
             return

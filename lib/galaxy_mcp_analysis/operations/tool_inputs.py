@@ -24,7 +24,6 @@ from typing import Any
 
 from galaxy import exceptions
 from galaxy.managers.collections import DatasetCollectionManager
-from galaxy.model.dataset_collections.type_description import COLLECTION_TYPE_DESCRIPTION_FACTORY
 from galaxy.tool_util.parameters import (
     fill_static_defaults,
     RelaxedRequestToolState,
@@ -53,12 +52,14 @@ from galaxy_mcp_analysis.core.map_over import (
     map_over_hint,
     plan_map_over,
 )
+from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.making_inputs import data_inputs
 
 #: Data request kinds a dataset input takes; a collection input takes hdca (or dce).
-DATA_SOURCES = ["hda", "ldda", "dce"]
-COLLECTION_SOURCES = ["hdca", "dce"]
+#: The `src` values a tool request takes for a data and a collection input (a workflow invocation's differ).
+TOOL_DATA_SOURCES = ["hda", "ldda", "dce"]
+TOOL_COLLECTION_SOURCES = ["hdca", "dce"]
 
 
 @dataclass
@@ -331,7 +332,7 @@ class ToolInputs:
             elif parameter.parameter_type == rules.COLLECTION and reference["src"] == "hdca":
                 accepted_types = _collection_types(parameter)
                 actual = item.collection.collection_type
-                if accepted_types and not any(_collection_fits(actual, wanted) for wanted in accepted_types):
+                if accepted_types and not any(collection_verdict(actual, wanted) != "refuse" for wanted in accepted_types):
                     problems.append(rules.collection_type_problem(path, parameter, actual, accepted_types))
         return problems
 
@@ -518,12 +519,12 @@ def _parameter_schema(parameter) -> dict[str, Any] | None:
         if parameter.value not in (None, 0):
             schema["default"] = parameter.value
     elif kind == rules.DATA:
-        schema = _reference_schema(DATA_SOURCES, f"dataset of type {', '.join(parameter.extensions)}")
+        schema = _reference_schema(TOOL_DATA_SOURCES, f"dataset of type {', '.join(parameter.extensions)}")
         if parameter.multiple:
             schema = {"type": "array", "items": schema, "description": schema.pop("description")}
     elif kind == rules.COLLECTION:
         types = _collection_types(parameter)
-        schema = _reference_schema(COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
+        schema = _reference_schema(TOOL_COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
     elif kind == "gx_rules":
         schema = {
             "type": "object",
@@ -688,12 +689,6 @@ def _dynamic_selects(parameters: list, names: tuple[str, ...]):
 
 def _collection_types(parameter) -> list[str]:
     return [part.strip() for part in (parameter.collection_type or "").split(",") if part.strip()]
-
-
-def _collection_fits(actual: str, wanted: str) -> bool:
-    """The input takes this collection directly, or Galaxy maps it over the input's type (subcollections)."""
-    factory = COLLECTION_TYPE_DESCRIPTION_FACTORY
-    return factory.for_collection_type(wanted).accepts(actual) or factory.for_collection_type(actual).can_map_over(wanted)
 
 
 def _mapped_size(collection, parameter) -> int:

@@ -6,7 +6,6 @@ from typing import Any
 
 from galaxy import exceptions
 from galaxy.model import HistoryDatasetCollectionAssociation
-from galaxy.model.dataset_collections.type_description import COLLECTION_TYPE_DESCRIPTION_FACTORY
 from galaxy.workflow.modules import WorkflowModuleInjector
 
 from galaxy_mcp_analysis.core.datatypes import datatype_fits
@@ -22,6 +21,7 @@ from galaxy_mcp_analysis.core.input_problems import (
     listed,
     WRONG_TYPE,
 )
+from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.workflows.common import (
     _listify,
     _option_value,
@@ -29,8 +29,9 @@ from galaxy_mcp_analysis.operations.workflows.common import (
 
 
 #: Data sources Galaxy's invocation request accepts for dataset and collection inputs.
-DATA_SOURCES = ("hda", "ldda", "ld", "url")
-COLLECTION_SOURCES = ("hdca",)
+#: The `src` values a workflow invocation input takes (Galaxy's invocation request; not a tool request's).
+INVOCATION_DATA_SOURCES = ("hda", "ldda", "ld", "url")
+INVOCATION_COLLECTION_SOURCES = ("hdca",)
 
 
 class WorkflowInputChecks:
@@ -84,14 +85,14 @@ class WorkflowInputChecks:
                 )
             ]
         src = value.get("src")
-        if src not in DATA_SOURCES + COLLECTION_SOURCES:
+        if src not in INVOCATION_DATA_SOURCES + INVOCATION_COLLECTION_SOURCES:
             return [
                 InputProblem(
                     f"{path}.src",
                     INVALID_VALUE,
                     f"src {src!r} is not a source Galaxy takes for workflow inputs.",
-                    f"Use one of: {listed(list(DATA_SOURCES + COLLECTION_SOURCES))}.",
-                    DATA_SOURCES + COLLECTION_SOURCES,
+                    f"Use one of: {listed(list(INVOCATION_DATA_SOURCES + INVOCATION_COLLECTION_SOURCES))}.",
+                    INVOCATION_DATA_SOURCES + INVOCATION_COLLECTION_SOURCES,
                 )
             ]
         if src not in ("hda", "hdca"):
@@ -114,7 +115,7 @@ class WorkflowInputChecks:
                     )
                 ]
             given_type = item.collection.collection_type
-            verdict = _collection_verdict(given_type, accepted_type)
+            verdict = collection_verdict(given_type, accepted_type)
             if verdict == "refuse":
                 return [
                     InputProblem(
@@ -204,14 +205,3 @@ class WorkflowInputChecks:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _collection_verdict(given_type: str, accepted_type: str) -> str:
-    """accept | map_over | refuse, by Galaxy's collection-type descriptions."""
-    accepted = COLLECTION_TYPE_DESCRIPTION_FACTORY.for_collection_type(accepted_type)
-    given = COLLECTION_TYPE_DESCRIPTION_FACTORY.for_collection_type(given_type)
-    if accepted.accepts(given):
-        return "accept"
-    if given.can_map_over(accepted):
-        return "map_over"
-    return "refuse"
