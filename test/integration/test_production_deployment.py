@@ -146,6 +146,7 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
         observed["workers_at_start"] = galaxy.gunicorn_workers()
         user_key = create_user(galaxy.galaxy_url, galaxy.admin_api_key, "production")
         observed["user_key"] = user_key
+        observed["user_id"] = rest(galaxy.galaxy_url, "/api/users/current", user_key)["id"]
         access = AccessLog(galaxy)
 
         _replay_across_workers(galaxy, access, user_key, observed)
@@ -158,6 +159,7 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
         observed["jobs"] = admin_jobs(galaxy)
         figures["handlers_seen"] = len({job["handler"] for job in observed["jobs"] if job["tool_id"] != UPLOAD_TOOL})
         # Last: its cancelled rerun never reaches a handler, so it stays out of the job list judged above.
+        observed["audited_before_selftest"] = len(audit_lines(audit_log))
         _selftest(galaxy, observed)
     finally:
         Trickle.stop.set()
@@ -477,7 +479,11 @@ def test_every_worker_wrote_complete_audit_lines_naming_the_user(deployment):
     audited = deployment["audited"]
     assert audited and all(complete(line) for line in audited)
     assert len({line["pid"] for line in audited}) >= 2
-    assert len({line["user_id"] for line in audited} - {None}) == 1  # the one user every call was made as
+    # Every call before the self-test was made as the one test user; the self-test's as its own new user.
+    before = deployment["audited_before_selftest"]
+    assert {line["user_id"] for line in audited[:before]} - {None} == {deployment["user_id"]}
+    selftest_users = {line["user_id"] for line in audited[before:]} - {None}
+    assert len(selftest_users) == 1 and deployment["user_id"] not in selftest_users, selftest_users
     assert deployment["user_key"] not in json.dumps(audited)
     assert {"create_dataset_from_text", "create_collection", "wait_for_jobs"} <= {line["tool"] for line in audited}
 
