@@ -232,3 +232,26 @@ def test_the_interrupted_job_is_still_known_after_restart(restarted):
     # Galaxy decides what becomes of a job cut off by a stop; it must still be visible and waitable.
     jobs = restarted["after"]["stalled_wait"]["jobs"]
     assert len(jobs) == 1 and jobs[0]["tool_id"] == "__DATA_FETCH__"
+
+
+def test_ctrl_c_after_a_finished_upload_stops_the_server(tmp_path, new_database_url):
+    """Ctrl-C reaches the whole process group, and Galaxy's task pool worker (left idle by a finished
+    upload) ignores SIGINT: the launcher used to wait on it for ever at exit, until it ran Galaxy's own
+    tear-down of that pool. (The stop mid-wait above has the worker busy: Galaxy cancels it.)"""
+    server = LaunchedGalaxy(tmp_path / "data", database_url=new_database_url())
+    try:
+        server.start()
+        with McpClient(server.mcp_url) as client:
+            history = client.call_ok("create_history", name="ctrl-c", api_key=server.api_key)["id"]
+            pasted = client.call_ok("create_dataset_from_text", history_id=history, content=PASTE,
+                                    api_key=server.api_key)
+            waited = client.call_ok("wait_for_jobs", dataset_ids=[pasted["dataset_id"]], timeout_seconds=120,
+                                    api_key=server.api_key)
+            assert waited["state_counts"] == {"ok": 1}, waited
+        os.killpg(server.process.pid, signal.SIGINT)
+        exit_code = server.process.wait(180)  # a hang guard: TimeoutExpired is the failure this test exists for
+        lingering, gone_after = _group_members_until_gone(server.process.pid, GROUP_GONE_BOUND_SECONDS)
+    finally:
+        server.stop()
+    assert exit_code == 0, server.log_text()[-3000:]
+    assert gone_after is not None, lingering

@@ -244,7 +244,18 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
         (data_dir / "server.json").unlink(missing_ok=True)
         celery_worker.__exit__(None, None, None)
+        stop_task_process_pool()
     return 0
+
+
+def stop_task_process_pool() -> None:
+    """Run Galaxy's own tear-down of its Celery tasks' process pool (``galaxy.celery.tear_down_pool``,
+    connected to ``worker_shutting_down``). A real Celery worker sends that signal when it stops; the
+    in-process worker above never does. The pool's worker process ignores SIGINT, so after a Ctrl-C
+    (which reaches the whole process group) Python's exit waited on that idle worker for ever."""
+    from celery.signals import worker_shutting_down
+
+    worker_shutting_down.send(sender="galaxy-mcp-analysis serve", sig="SIGINT", how="Warm", exitcode=0)
 
 
 #: How long a stop waits for in-flight requests before cancelling them (uvicorn's default: forever).
