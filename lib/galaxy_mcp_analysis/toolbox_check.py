@@ -3,8 +3,8 @@
 Every ``<tests>`` case of every tool in the tool configuration files (by default the toolbox
 ``make serve`` serves, plus ``TOOL_CONF``) is built with Galaxy's own test-case model (as
 Galaxy's test framework builds it from the test's parameter names, unvalidated) and sent through
-the preflight's typed-model stage (``core.tool_inputs.model_problems``) in the nested and the flat
-form. Nothing is run and no Galaxy is needed. What depends on data (a dataset's datatype, options
+the preflight's typed-model stage (``core.tool_input_problems.model_problems``) in the nested and
+the flat form. Nothing is run and no Galaxy is needed. What depends on data (a dataset's datatype, options
 computed from a dataset or another parameter) is counted as left to Galaxy: the running server
 judges those with the request's own datasets. A refused case is a false refusal: the exit status
 is then 1.
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.tool_input_problems import model_problems
 
 #: A well-formed encoded id standing for a test's data file (the typed model checks the form only).
 PLACEHOLDER_ID = "0" * 16
@@ -84,7 +85,7 @@ def check_tool(path: Path) -> ToolReport:
         request = _with_placeholders(state)
         found = []
         for form, inputs in (("nested", request), ("flat", rules.nested_to_flat(request, parameters))):
-            _, _, problems = rules.model_problems(inputs, parameters, relaxed, "inputs", f"Tool {tool_id!r}")
+            _, _, problems = model_problems(inputs, parameters, relaxed, "inputs", f"Tool {tool_id!r}")
             found += [f"test {number} ({form}): {problem.path}: {problem.message}" for problem in problems]
         if found:
             report.refused += 1

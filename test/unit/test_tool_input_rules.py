@@ -1,4 +1,5 @@
-"""core.tool_inputs: flat and nested forms, value normalisation, Galaxy's validation errors in an agent's words.
+"""core.tool_inputs and core.tool_input_problems: flat and nested forms, value normalisation, Galaxy's validation
+errors in an agent's words.
 
 The parameter objects are Galaxy's own (``input_models_for_tool_source`` on a small tool XML);
 the functions under test import nothing of Galaxy.
@@ -14,6 +15,10 @@ from pydantic import ValidationError
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
 from galaxy_mcp_analysis.core.input_problems import problems_error
+from galaxy_mcp_analysis.core.tool_input_problems import (
+    population_problems,
+    problems_from_validation,
+)
 
 TOOL = """<tool id="t" name="t" version="1.0">
   <command>true</command>
@@ -64,7 +69,7 @@ def problems(parameters, inputs):
     try:
         create_field_model(parameters, "T", "relaxed_request")(**rules.request_form(state, parameters))
     except ValidationError as error:
-        found += rules.problems_from_validation(error.errors(), parameters, state, "inputs", "Tool 't'")
+        found += problems_from_validation(error.errors(), parameters, state, "inputs", "Tool 't'")
     return {problem.path: problem for problem in found}
 
 
@@ -262,7 +267,7 @@ def test_galaxys_population_errors_become_problems_at_their_paths():
         "queries": [{}, {"input2": "bad second"}],
         "ignored": "",
     }
-    problems = rules.population_problems(errors)
+    problems = population_problems(errors)
     assert [(problem.path, problem.rule, problem.message) for problem in problems] == [
         ("inputs.column", "invalid_value", errors["column"]),
         ("inputs.cond.inner", "invalid_value", "bad inner"),

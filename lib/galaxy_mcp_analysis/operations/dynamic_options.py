@@ -17,6 +17,7 @@ from galaxy.util.expressions import ExpressionContext
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
 from galaxy_mcp_analysis.core.input_problems import InputProblem
+from galaxy_mcp_analysis.core.tool_input_problems import not_an_option
 
 
 class DynamicOptions:
@@ -79,7 +80,7 @@ class DynamicOptions:
             for item in value if isinstance(value, list) else [value]:
                 if str(item) not in valid:
                     parameter = _model_at(modelled.parameters, names)
-                    problems.append(rules.not_an_option(parameter, where, item, valid))
+                    problems.append(not_an_option(parameter, where, item, valid))
         return problems
 
 

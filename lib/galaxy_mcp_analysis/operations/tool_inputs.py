@@ -3,9 +3,10 @@
 Everything here reads Galaxy's own typed model of a tool's parameters (``tool.parameters``,
 ``galaxy.tool_util_models.parameters``) and validates with Galaxy's request model
 (``RelaxedRequestToolState``, then ``strictify``), as ``JobsService.create`` does. The
-compact JSON Schema is a rendering of that model, not a second one. The value forms
-Galaxy's legacy tool API accepts are normalised first (``core.tool_inputs``); what is left
-is refused with its path, in one ``[VALIDATION_ERROR]``, before anything is queued.
+compact JSON Schema is a rendering of that model (``core.tool_schema``), not a second one.
+The value forms Galaxy's legacy tool API accepts are normalised first (``core.tool_inputs``);
+what is left is refused with its path (``core.tool_input_problems``), in one
+``[VALIDATION_ERROR]``, before anything is queued.
 """
 
 import copy
@@ -14,7 +15,6 @@ import weakref
 from collections.abc import (
     Collection,
     Mapping,
-    Sequence,
 )
 from dataclasses import (
     dataclass,
@@ -34,7 +34,10 @@ from galaxy.tool_util_models.parameters import create_field_model
 from galaxy.work.context import proxy_work_context_for_history
 from pydantic import ValidationError
 
-from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core import (
+    tool_inputs as rules,
+    tool_schema,
+)
 from galaxy_mcp_analysis.core.datatypes import datatype_fits
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
@@ -47,19 +50,17 @@ from galaxy_mcp_analysis.core.input_problems import (
     problems_error,
     WRONG_TYPE,
 )
-from galaxy_mcp_analysis.core.map_over import (
-    DataInput,
-    map_over_hint,
-    plan_map_over,
+from galaxy_mcp_analysis.core.map_over import plan_map_over
+from galaxy_mcp_analysis.core.tool_input_problems import (
+    collection_type_problem,
+    datatype_problem,
+    model_problems,
+    population_problems,
+    problems_from_validation,
 )
 from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.making_inputs import data_inputs
-
-#: Data request kinds a dataset input takes; a collection input takes hdca (or dce).
-#: The `src` values a tool request takes for a data and a collection input (a workflow invocation's differ).
-TOOL_DATA_SOURCES = ["hda", "ldda", "dce"]
-TOOL_COLLECTION_SOURCES = ["hdca", "dce"]
 
 
 @dataclass
@@ -153,10 +154,10 @@ class ToolInputs:
             bundle=ToolParameterBundleModel(parameters=parameters),
             relaxed_model=create_field_model(parameters, f"{tool.id}_relaxed", "relaxed_request"),
             request_model=create_field_model(parameters, f"{tool.id}_request", "request"),
-            schema=_object_schema(parameters, top=True),
-            template=_template(parameters),
-            data_inputs=list(_data_inputs(parameters, "", (), None)),
-            dynamic_selects=list(_dynamic_selects(parameters, ())),
+            schema=tool_schema.object_schema(parameters, top=True),
+            template=tool_schema.template(parameters),
+            data_inputs=list(tool_schema.data_inputs(parameters, "", (), None)),
+            dynamic_selects=list(tool_schema.dynamic_selects(parameters, ())),
         )
         with _CACHE_LOCK:
             _CACHE[key] = (weakref.ref(tool), modelled)
@@ -188,7 +189,7 @@ class ToolInputs:
             for names in modelled.dynamic_selects:
                 options = self._dynamic_options(tool, names)
                 if options is not None:
-                    _at(schema, names).update(_enum_schema(options))
+                    tool_schema.at(schema, names).update(tool_schema.enum_schema(options))
         return answer | {
             "modelled": True,
             "schema": schema,
@@ -240,7 +241,7 @@ class ToolInputs:
                 "Start from get_tool_input_schema's template.",
             )
             return {}, [problem], {}
-        state, passed, problems = rules.model_problems(
+        state, passed, problems = model_problems(
             inputs, modelled.parameters, modelled.relaxed_model, path, f"Tool {tool.id!r}"
         )
         problems += self._dynamic_select_problems(tool, modelled, state, path, unchecked)
@@ -296,7 +297,7 @@ class ToolInputs:
             try:
                 modelled.request_model(**form)
             except ValidationError as error:
-                return None, rules.problems_from_validation(
+                return None, problems_from_validation(
                     error.errors(), modelled.parameters, state, "inputs", f"Tool {tool.id!r}"
                 )
             return None, []
@@ -327,13 +328,13 @@ class ToolInputs:
                 )
                 for extension in extensions:
                     if not datatype_fits(registry, extension, accepted):
-                        problems.append(rules.datatype_problem(path, parameter, extension, accepted))
+                        problems.append(datatype_problem(path, parameter, extension, accepted))
                         break
             elif parameter.parameter_type == rules.COLLECTION and reference["src"] == "hdca":
-                accepted_types = _collection_types(parameter)
+                accepted_types = tool_schema.collection_types(parameter)
                 actual = item.collection.collection_type
                 if accepted_types and not any(collection_verdict(actual, wanted) != "refuse" for wanted in accepted_types):
-                    problems.append(rules.collection_type_problem(path, parameter, actual, accepted_types))
+                    problems.append(collection_type_problem(path, parameter, actual, accepted_types))
         return problems
 
     def _referenced_item(self, reference: Mapping[str, Any]):
@@ -435,266 +436,15 @@ class ToolInputs:
             return [InputProblem("inputs", INVALID_VALUE, error.err_msg, "Fix the inputs Galaxy names and check again.")]
         problems: dict[tuple[str, str], InputProblem] = {}  # a mapped-over request repeats one refusal per job
         for errors in all_errors:
-            for problem in rules.population_problems(errors):
+            for problem in population_problems(errors):
                 problems.setdefault((problem.path, problem.message), problem)
         return [self._column_rule(tool, problem, flat) for problem in problems.values()]
-
-
-# ---- Renderings of Galaxy's model (pure functions of it) ---------------------------------------------
-
-
-def _labelled(schema: dict[str, Any], parameter) -> dict[str, Any]:
-    label = getattr(parameter, "label", None)
-    if label and label.strip().lower() != parameter.name.lower():
-        schema["title"] = label.strip()[:80]
-    return schema
-
-
-def _enum_schema(options: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """Option values as an enum; their labels where they say more than the value."""
-    values = [value for value, _ in options]
-    schema: dict[str, Any] = {"enum": values}
-    labels = {value: label for value, label in options if label and label.strip() != value}
-    if labels:
-        schema["x-labels"] = labels
-    return schema
-
-
-def _nullable(schema: dict[str, Any], parameter) -> dict[str, Any]:
-    if getattr(parameter, "optional", False) and "type" in schema:
-        schema["type"] = [schema["type"], "null"]
-    return schema
-
-
-def _parameter_schema(parameter) -> dict[str, Any] | None:
-    kind = parameter.parameter_type
-    if kind == "gx_hidden" or getattr(parameter, "hidden", False):
-        return None
-    schema: dict[str, Any]
-    if kind in ("gx_text", "gx_genomebuild", "gx_group_tag", "gx_color", "gx_baseurl"):
-        schema = {"type": "string"}
-        default = getattr(parameter, "default_value", None) if kind == "gx_text" else getattr(parameter, "value", None)
-        if default is not None:
-            schema["default"] = default
-        for validator in getattr(parameter, "validators", []) or []:
-            if getattr(validator, "negate", False):
-                continue
-            if getattr(validator, "type", None) == "regex":
-                schema["pattern"] = validator.expression
-            elif getattr(validator, "type", None) == "length":
-                if validator.min is not None:
-                    schema["minLength"] = validator.min
-                if validator.max is not None:
-                    schema["maxLength"] = validator.max
-        if getattr(parameter, "multiple", False):
-            schema = {"type": "array", "items": schema}
-        _nullable(schema, parameter)
-    elif kind in ("gx_integer", "gx_float"):
-        schema = {"type": "integer" if kind == "gx_integer" else "number"}
-        for key in ("min", "max"):
-            if getattr(parameter, key, None) is not None:
-                schema["minimum" if key == "min" else "maximum"] = getattr(parameter, key)
-        if parameter.value is not None:
-            schema["default"] = parameter.value
-        _nullable(schema, parameter)
-    elif kind == "gx_boolean":
-        schema = {"type": "boolean", "default": bool(parameter.value)}
-    elif kind in ("gx_select", "gx_drill_down"):
-        values = rules.option_values(parameter)
-        if values is None:
-            schema = {"type": "string", "description": "options depend on the server or history"}
-        elif kind == "gx_select":
-            schema = _enum_schema([(option.value, option.label) for option in parameter.options])
-        else:
-            schema = {"enum": values}
-        default = _select_default(parameter)
-        if getattr(parameter, "multiple", False):
-            schema = {"type": "array", "items": schema}
-        if default is not None:
-            schema["default"] = default
-    elif kind == "gx_data_column":
-        schema = {"type": "integer", "description": "1-based column number of the input dataset"}
-        if getattr(parameter, "multiple", False):
-            schema = {"type": "array", "items": schema}
-        if parameter.value not in (None, 0):
-            schema["default"] = parameter.value
-    elif kind == rules.DATA:
-        schema = _reference_schema(TOOL_DATA_SOURCES, f"dataset of type {', '.join(parameter.extensions)}")
-        if parameter.multiple:
-            schema = {"type": "array", "items": schema, "description": schema.pop("description")}
-    elif kind == rules.COLLECTION:
-        types = _collection_types(parameter)
-        schema = _reference_schema(TOOL_COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
-    elif kind == "gx_rules":
-        schema = {
-            "type": "object",
-            "description": "rule builder rules",
-            "properties": {"rules": {"type": "array"}, "mapping": {"type": "array"}},
-            "required": ["rules", "mapping"],
-        }
-    elif kind == rules.CONDITIONAL:
-        schema = _conditional_schema(parameter)
-    elif kind == rules.SECTION:
-        schema = _object_schema(list(parameter.parameters))
-    elif kind == rules.REPEAT:
-        schema = {"type": "array", "items": _object_schema(list(parameter.parameters))}
-        if parameter.min:
-            schema["minItems"] = parameter.min
-        if parameter.max is not None:
-            schema["maxItems"] = parameter.max
-    else:
-        schema = {}
-    return _labelled(schema, parameter)
-
-
-def _reference_schema(sources: list[str], description: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "description": description,
-        "properties": {"src": {"enum": sources}, "id": {"type": "string"}},
-        "required": ["src", "id"],
-        "additionalProperties": False,
-    }
-
-
-def _select_default(parameter) -> Any:
-    if parameter.parameter_type == "gx_select":
-        if parameter.options is None:
-            return None
-        return parameter.default_values if parameter.multiple else parameter.default_value
-    return parameter.default_options if parameter.multiple else parameter.default_option
-
-
-def _object_schema(parameters: list, top: bool = False) -> dict[str, Any]:
-    properties = {}
-    required = []
-    for parameter in parameters:
-        schema = _parameter_schema(parameter)
-        if schema is None:
-            continue
-        properties[parameter.name] = schema
-        if parameter.request_requires_value:
-            required.append(parameter.name)
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if top:
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-    if required:
-        schema["required"] = required
-    schema["additionalProperties"] = False
-    return schema
-
-
-def _conditional_schema(conditional) -> dict[str, Any]:
-    test = conditional.test_parameter
-    labels = {}
-    if test.parameter_type == "gx_select" and test.options:
-        labels = {option.value: option.label for option in test.options}
-    branches = []
-    default = None
-    for when in conditional.whens:
-        branch = _object_schema(list(when.parameters))
-        test_schema: dict[str, Any] = {"const": when.discriminator}
-        label = labels.get(str(when.discriminator))
-        if label and label != str(when.discriminator):
-            test_schema["title"] = label[:80]
-        branch["properties"] = {test.name: test_schema, **branch["properties"]}
-        if when.is_default_when:
-            default = when.discriminator
-        else:
-            branch["required"] = [test.name, *branch.get("required", [])]
-        branch.pop("type", None)
-        branches.append(branch)
-    schema: dict[str, Any] = {"type": "object", "oneOf": branches}
-    if default is not None:
-        schema["description"] = f"branch chosen by {test.name!r}; without it: {default!r}"
-    return schema
-
-
-def _template(parameters: list) -> dict[str, Any]:
-    template: dict[str, Any] = {}
-    for parameter in parameters:
-        kind = parameter.parameter_type
-        if kind == "gx_hidden" or getattr(parameter, "hidden", False):
-            continue
-        if kind == rules.DATA:
-            reference = {"src": "hda", "id": "<dataset_id>"}
-            template[parameter.name] = [reference] if parameter.multiple else reference
-        elif kind == rules.COLLECTION:
-            template[parameter.name] = {"src": "hdca", "id": "<collection_id>"}
-        elif kind == rules.CONDITIONAL:
-            when = next((w for w in parameter.whens if w.is_default_when), parameter.whens[0])
-            template[parameter.name] = {parameter.test_parameter.name: when.discriminator} | _template(
-                list(when.parameters)
-            )
-        elif kind == rules.SECTION:
-            template[parameter.name] = _template(list(parameter.parameters))
-        elif kind == rules.REPEAT:
-            template[parameter.name] = [_template(list(parameter.parameters)) for _ in range(parameter.min or 0)]
-        else:
-            schema = _parameter_schema(parameter) or {}
-            template[parameter.name] = schema.get("default")
-    return template
-
-
-def _data_inputs(parameters: list, path: str, flat: tuple[str, ...], branch: dict | None):
-    for parameter in parameters:
-        kind = parameter.parameter_type
-        here = f"{path}.{parameter.name}" if path else parameter.name
-        if kind == rules.CONDITIONAL:
-            for when in parameter.whens:
-                yield from _data_inputs(
-                    list(when.parameters),
-                    here,
-                    flat + (parameter.name,),
-                    (branch or {}) | {f"{here}.{parameter.test_parameter.name}": when.discriminator},
-                )
-        elif kind == rules.SECTION:
-            yield from _data_inputs(list(parameter.parameters), here, flat + (parameter.name,), branch)
-        elif kind == rules.REPEAT:
-            yield from _data_inputs(list(parameter.parameters), f"{here}[]", flat + (f"{parameter.name}_<index>",), branch)
-        elif kind in (rules.DATA, rules.COLLECTION):
-            entry: dict[str, Any] = {
-                "path": here,
-                "flat_name": "|".join(flat + (parameter.name,)),
-                "datatypes": list(parameter.extensions),
-                "multiple": bool(getattr(parameter, "multiple", False)),
-                "collection_types": _collection_types(parameter) if kind == rules.COLLECTION else None,
-                "optional": bool(parameter.optional),
-            }
-            if branch:
-                entry["when"] = branch
-            data_input = DataInput(
-                path=tuple(part.removesuffix("_<index>") for part in flat) + (parameter.name,),
-                repeats=frozenset(i for i, part in enumerate(flat) if part.endswith("_<index>")),
-                collection=kind == rules.COLLECTION,
-                multiple=entry["multiple"],
-            )
-            hint = map_over_hint(data_input)
-            hint.pop("note", None)
-            entry.update(hint)
-            yield entry
-
-
-def _dynamic_selects(parameters: list, names: tuple[str, ...]):
-    for parameter in parameters:
-        kind = parameter.parameter_type
-        if kind == rules.CONDITIONAL:
-            for when in parameter.whens:
-                yield from _dynamic_selects(list(when.parameters), names + (parameter.name,))
-        elif kind in (rules.SECTION, rules.REPEAT):
-            yield from _dynamic_selects(list(parameter.parameters), names + (parameter.name,))
-        elif kind == "gx_select" and parameter.options is None:
-            yield names + (parameter.name,)
-
-
-def _collection_types(parameter) -> list[str]:
-    return [part.strip() for part in (parameter.collection_type or "").split(",") if part.strip()]
 
 
 def _mapped_size(collection, parameter) -> int:
     """Jobs from mapping this collection over the input: one per dataset, or per matching subcollection."""
     if parameter.parameter_type == rules.COLLECTION:
-        wanted = _collection_types(parameter)
+        wanted = tool_schema.collection_types(parameter)
         depth = collection.collection_type.count(":") + 1
         wanted_depth = min((w.count(":") + 1 for w in wanted), default=depth)
         levels = max(depth - wanted_depth, 0)
@@ -703,14 +453,3 @@ def _mapped_size(collection, parameter) -> int:
             elements = [e.child_collection for c in elements for e in c.elements]
         return sum(len(c.elements) for c in elements) if levels else 1
     return len(collection.dataset_instances)
-
-
-def _at(schema: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    for name in names:
-        if "properties" in schema and name in schema["properties"]:
-            schema = schema["properties"][name]
-        elif "items" in schema:
-            schema = schema["items"]["properties"][name]
-        elif "oneOf" in schema:
-            schema = next(b["properties"][name] for b in schema["oneOf"] if name in b["properties"])
-    return schema

@@ -1,0 +1,282 @@
+"""A tool's inputs as JSON Schema, a template and a list of data inputs: renderings of Galaxy's model.
+
+Pure functions of Galaxy's typed parameter model (``tool.parameters``, one object per
+parameter, ``galaxy.tool_util_models.parameters``), read by their attributes only
+(``parameter_type``, ``name``, ``options``, ``whens``, ...); nothing of Galaxy is imported.
+``operations.tool_inputs`` renders each loaded tool once and caches the result; a select whose
+options Galaxy computes per request is filled in there (``dynamic_selects``, ``at``, ``enum_schema``).
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.map_over import (
+    DataInput,
+    map_over_hint,
+)
+from galaxy_mcp_analysis.core.tool_input_problems import option_values
+
+#: Data request kinds a dataset input takes; a collection input takes hdca (or dce).
+#: The `src` values a tool request takes for a data and a collection input (a workflow invocation's differ).
+TOOL_DATA_SOURCES = ["hda", "ldda", "dce"]
+TOOL_COLLECTION_SOURCES = ["hdca", "dce"]
+
+
+def _labelled(schema: dict[str, Any], parameter) -> dict[str, Any]:
+    label = getattr(parameter, "label", None)
+    if label and label.strip().lower() != parameter.name.lower():
+        schema["title"] = label.strip()[:80]
+    return schema
+
+
+def enum_schema(options: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """Option values as an enum; their labels where they say more than the value."""
+    values = [value for value, _ in options]
+    schema: dict[str, Any] = {"enum": values}
+    labels = {value: label for value, label in options if label and label.strip() != value}
+    if labels:
+        schema["x-labels"] = labels
+    return schema
+
+
+def _nullable(schema: dict[str, Any], parameter) -> dict[str, Any]:
+    if getattr(parameter, "optional", False) and "type" in schema:
+        schema["type"] = [schema["type"], "null"]
+    return schema
+
+
+def _parameter_schema(parameter) -> dict[str, Any] | None:
+    kind = parameter.parameter_type
+    if kind == "gx_hidden" or getattr(parameter, "hidden", False):
+        return None
+    schema: dict[str, Any]
+    if kind in ("gx_text", "gx_genomebuild", "gx_group_tag", "gx_color", "gx_baseurl"):
+        schema = {"type": "string"}
+        default = getattr(parameter, "default_value", None) if kind == "gx_text" else getattr(parameter, "value", None)
+        if default is not None:
+            schema["default"] = default
+        for validator in getattr(parameter, "validators", []) or []:
+            if getattr(validator, "negate", False):
+                continue
+            if getattr(validator, "type", None) == "regex":
+                schema["pattern"] = validator.expression
+            elif getattr(validator, "type", None) == "length":
+                if validator.min is not None:
+                    schema["minLength"] = validator.min
+                if validator.max is not None:
+                    schema["maxLength"] = validator.max
+        if getattr(parameter, "multiple", False):
+            schema = {"type": "array", "items": schema}
+        _nullable(schema, parameter)
+    elif kind in ("gx_integer", "gx_float"):
+        schema = {"type": "integer" if kind == "gx_integer" else "number"}
+        for key in ("min", "max"):
+            if getattr(parameter, key, None) is not None:
+                schema["minimum" if key == "min" else "maximum"] = getattr(parameter, key)
+        if parameter.value is not None:
+            schema["default"] = parameter.value
+        _nullable(schema, parameter)
+    elif kind == "gx_boolean":
+        schema = {"type": "boolean", "default": bool(parameter.value)}
+    elif kind in ("gx_select", "gx_drill_down"):
+        values = option_values(parameter)
+        if values is None:
+            schema = {"type": "string", "description": "options depend on the server or history"}
+        elif kind == "gx_select":
+            schema = enum_schema([(option.value, option.label) for option in parameter.options])
+        else:
+            schema = {"enum": values}
+        default = _select_default(parameter)
+        if getattr(parameter, "multiple", False):
+            schema = {"type": "array", "items": schema}
+        if default is not None:
+            schema["default"] = default
+    elif kind == "gx_data_column":
+        schema = {"type": "integer", "description": "1-based column number of the input dataset"}
+        if getattr(parameter, "multiple", False):
+            schema = {"type": "array", "items": schema}
+        if parameter.value not in (None, 0):
+            schema["default"] = parameter.value
+    elif kind == rules.DATA:
+        schema = _reference_schema(TOOL_DATA_SOURCES, f"dataset of type {', '.join(parameter.extensions)}")
+        if parameter.multiple:
+            schema = {"type": "array", "items": schema, "description": schema.pop("description")}
+    elif kind == rules.COLLECTION:
+        types = collection_types(parameter)
+        schema = _reference_schema(TOOL_COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
+    elif kind == "gx_rules":
+        schema = {
+            "type": "object",
+            "description": "rule builder rules",
+            "properties": {"rules": {"type": "array"}, "mapping": {"type": "array"}},
+            "required": ["rules", "mapping"],
+        }
+    elif kind == rules.CONDITIONAL:
+        schema = _conditional_schema(parameter)
+    elif kind == rules.SECTION:
+        schema = object_schema(list(parameter.parameters))
+    elif kind == rules.REPEAT:
+        schema = {"type": "array", "items": object_schema(list(parameter.parameters))}
+        if parameter.min:
+            schema["minItems"] = parameter.min
+        if parameter.max is not None:
+            schema["maxItems"] = parameter.max
+    else:
+        schema = {}
+    return _labelled(schema, parameter)
+
+
+def _reference_schema(sources: list[str], description: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {"src": {"enum": sources}, "id": {"type": "string"}},
+        "required": ["src", "id"],
+        "additionalProperties": False,
+    }
+
+
+def _select_default(parameter) -> Any:
+    if parameter.parameter_type == "gx_select":
+        if parameter.options is None:
+            return None
+        return parameter.default_values if parameter.multiple else parameter.default_value
+    return parameter.default_options if parameter.multiple else parameter.default_option
+
+
+def object_schema(parameters: list, top: bool = False) -> dict[str, Any]:
+    properties = {}
+    required = []
+    for parameter in parameters:
+        schema = _parameter_schema(parameter)
+        if schema is None:
+            continue
+        properties[parameter.name] = schema
+        if parameter.request_requires_value:
+            required.append(parameter.name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if top:
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _conditional_schema(conditional) -> dict[str, Any]:
+    test = conditional.test_parameter
+    labels = {}
+    if test.parameter_type == "gx_select" and test.options:
+        labels = {option.value: option.label for option in test.options}
+    branches = []
+    default = None
+    for when in conditional.whens:
+        branch = object_schema(list(when.parameters))
+        test_schema: dict[str, Any] = {"const": when.discriminator}
+        label = labels.get(str(when.discriminator))
+        if label and label != str(when.discriminator):
+            test_schema["title"] = label[:80]
+        branch["properties"] = {test.name: test_schema, **branch["properties"]}
+        if when.is_default_when:
+            default = when.discriminator
+        else:
+            branch["required"] = [test.name, *branch.get("required", [])]
+        branch.pop("type", None)
+        branches.append(branch)
+    schema: dict[str, Any] = {"type": "object", "oneOf": branches}
+    if default is not None:
+        schema["description"] = f"branch chosen by {test.name!r}; without it: {default!r}"
+    return schema
+
+
+def template(parameters: list) -> dict[str, Any]:
+    filled: dict[str, Any] = {}
+    for parameter in parameters:
+        kind = parameter.parameter_type
+        if kind == "gx_hidden" or getattr(parameter, "hidden", False):
+            continue
+        if kind == rules.DATA:
+            reference = {"src": "hda", "id": "<dataset_id>"}
+            filled[parameter.name] = [reference] if parameter.multiple else reference
+        elif kind == rules.COLLECTION:
+            filled[parameter.name] = {"src": "hdca", "id": "<collection_id>"}
+        elif kind == rules.CONDITIONAL:
+            when = next((w for w in parameter.whens if w.is_default_when), parameter.whens[0])
+            filled[parameter.name] = {parameter.test_parameter.name: when.discriminator} | template(
+                list(when.parameters)
+            )
+        elif kind == rules.SECTION:
+            filled[parameter.name] = template(list(parameter.parameters))
+        elif kind == rules.REPEAT:
+            filled[parameter.name] = [template(list(parameter.parameters)) for _ in range(parameter.min or 0)]
+        else:
+            schema = _parameter_schema(parameter) or {}
+            filled[parameter.name] = schema.get("default")
+    return filled
+
+
+def data_inputs(parameters: list, path: str, flat: tuple[str, ...], branch: dict | None):
+    for parameter in parameters:
+        kind = parameter.parameter_type
+        here = f"{path}.{parameter.name}" if path else parameter.name
+        if kind == rules.CONDITIONAL:
+            for when in parameter.whens:
+                yield from data_inputs(
+                    list(when.parameters),
+                    here,
+                    flat + (parameter.name,),
+                    (branch or {}) | {f"{here}.{parameter.test_parameter.name}": when.discriminator},
+                )
+        elif kind == rules.SECTION:
+            yield from data_inputs(list(parameter.parameters), here, flat + (parameter.name,), branch)
+        elif kind == rules.REPEAT:
+            yield from data_inputs(list(parameter.parameters), f"{here}[]", flat + (f"{parameter.name}_<index>",), branch)
+        elif kind in (rules.DATA, rules.COLLECTION):
+            entry: dict[str, Any] = {
+                "path": here,
+                "flat_name": "|".join(flat + (parameter.name,)),
+                "datatypes": list(parameter.extensions),
+                "multiple": bool(getattr(parameter, "multiple", False)),
+                "collection_types": collection_types(parameter) if kind == rules.COLLECTION else None,
+                "optional": bool(parameter.optional),
+            }
+            if branch:
+                entry["when"] = branch
+            data_input = DataInput(
+                path=tuple(part.removesuffix("_<index>") for part in flat) + (parameter.name,),
+                repeats=frozenset(i for i, part in enumerate(flat) if part.endswith("_<index>")),
+                collection=kind == rules.COLLECTION,
+                multiple=entry["multiple"],
+            )
+            hint = map_over_hint(data_input)
+            hint.pop("note", None)
+            entry.update(hint)
+            yield entry
+
+
+def dynamic_selects(parameters: list, names: tuple[str, ...]):
+    for parameter in parameters:
+        kind = parameter.parameter_type
+        if kind == rules.CONDITIONAL:
+            for when in parameter.whens:
+                yield from dynamic_selects(list(when.parameters), names + (parameter.name,))
+        elif kind in (rules.SECTION, rules.REPEAT):
+            yield from dynamic_selects(list(parameter.parameters), names + (parameter.name,))
+        elif kind == "gx_select" and parameter.options is None:
+            yield names + (parameter.name,)
+
+
+def collection_types(parameter) -> list[str]:
+    return [part.strip() for part in (parameter.collection_type or "").split(",") if part.strip()]
+
+
+def at(schema: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    for name in names:
+        if "properties" in schema and name in schema["properties"]:
+            schema = schema["properties"][name]
+        elif "items" in schema:
+            schema = schema["items"]["properties"][name]
+        elif "oneOf" in schema:
+            schema = next(b["properties"][name] for b in schema["oneOf"] if name in b["properties"])
+    return schema
