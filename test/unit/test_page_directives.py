@@ -3,8 +3,8 @@ from galaxy.managers import markdown_parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from galaxy_mcp_analysis.core import page_directives
-from galaxy_mcp_analysis.core.page_directives import (
+from galaxy_mcp_analysis.operations import page_directives
+from galaxy_mcp_analysis.operations.page_directives import (
     GENERAL_RULES,
     DirectiveProblem,
     PageContentError,

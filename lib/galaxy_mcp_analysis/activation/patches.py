@@ -105,7 +105,7 @@ def apply_page_validator(settings: Settings) -> None:
         markdown_util,
     )
 
-    from galaxy_mcp_analysis.core.page_directives import validate
+    from galaxy_mcp_analysis.operations.page_directives import validate
 
     original = markdown_parse.validate_galaxy_markdown
     if getattr(markdown_util.validate_galaxy_markdown, WRAPPED_MARK, False):

@@ -2,7 +2,7 @@
 
 Galaxy 26.1 has the page service (revisions, history-attached notebooks) but no MCP
 tools for it. Writes are checked before Galaxy sees them, so an invalid page is never
-saved and its latest revision stays the latest: the syntax by core.page_directives
+saved and its latest revision stays the latest: the syntax by operations.page_directives
 (exactly Galaxy's verdict, explained), the ids it embeds through Galaxy's managers.
 """
 
@@ -22,7 +22,7 @@ from galaxy.schema.schema import (
 )
 
 from galaxy_mcp_analysis.core.byte_range import read_chunk
-from galaxy_mcp_analysis.core.page_directives import (
+from galaxy_mcp_analysis.operations.page_directives import (
     diagnose,
     DirectiveProblem,
     IdReference,
