@@ -1,5 +1,4 @@
-"""Patches of who may call what: keys from headers, the admin's policy file, the audit trail.
-"""
+"""Patches of who may call what: keys from headers, the admin's policy file, the audit trail."""
 
 import inspect
 import types
@@ -69,10 +68,7 @@ def check_policy() -> str | None:
 
 
 def apply_policy(settings: Settings) -> None:
-    from galaxy_mcp_analysis.activation.registry import (
-        announce,
-        PatchSetRefused,
-    )
+    from galaxy_mcp_analysis.activation.registry import announce
     from galaxy_mcp_analysis.core.policy import PolicyError
     from galaxy_mcp_analysis.mcp.audit import audit_target
     from galaxy_mcp_analysis.mcp.policy import (
