@@ -132,6 +132,24 @@ def test_a_column_given_as_its_label_runs_as_galaxy_reads_it(mcp, api_key, input
     assert recorded["column"] == 2
 
 
+
+def test_a_null_boolean_of_an_old_profile_tool_runs_with_its_default(mcp, api_key, inputs):
+    """wc_gnu (profile before 24.2) has include_header checked by default: null means that default, said in
+    `normalised`, nested and flat alike; Galaxy's legacy path would have read the null as false (no header)."""
+    for label, given in (("nested", {"input1": ref(inputs["table"]), "options": ["lines"], "include_header": None}),
+                         ("flat", {"input1": ref(inputs["table"]), "options": "lines", "include_header": None})):
+        checked = mcp.call_ok("check_tool_inputs", history_id=inputs["history_id"], tool_id="wc_gnu", inputs=given,
+                              api_key=api_key)
+        assert checked["valid"] is True, (label, checked)
+        assert checked["normalised"] == [{"path": "inputs.include_header", "given": None, "sent": True}], checked
+    run = mcp.call_ok("run_tool", history_id=inputs["history_id"], tool_id="wc_gnu", inputs=given, api_key=api_key)
+    assert run["normalised"] == checked["normalised"]
+    states = wait_for_jobs_through_mcp(mcp, api_key, [job["id"] for job in run["jobs"]])
+    assert set(states.values()) == {"ok"}
+    assert read(mcp, api_key, run["outputs"][0]["id"]).startswith("#"), "no header line: the null was read as false"
+    recorded = mcp.call_ok("get_job_parameters", job_id=run["jobs"][0]["id"], api_key=api_key)["inputs"]
+    assert recorded["include_header"] is True
+
 def test_the_flat_form_of_a_conditional_is_applied(mcp, api_key, inputs):
     collection = ref(inputs["collection"], "hdca")
     flat = run_and_read(mcp, api_key, inputs["history_id"], "__EXTRACT_DATASET__", {

@@ -158,6 +158,35 @@ def test_a_data_column_label_is_read_as_galaxy_reads_it_and_reported(tmp_path):
     assert rules.column_labels({"key": 3, "keep": [1]}, parameters) == []
 
 
+BOOLEANS_TOOL = """<tool id="booleans" name="booleans" version="1.0" profile="20.05">
+  <command>echo</command>
+  <inputs>
+    <param name="on" type="boolean" checked="true"/>
+    <param name="off" type="boolean"/>
+    <param name="maybe" type="boolean" optional="true"/>
+    <section name="more" title="More"><param name="deep" type="boolean" checked="true"/></section>
+  </inputs>
+  <outputs><data name="out" format="txt"/></outputs>
+</tool>
+"""
+
+
+def test_a_null_boolean_means_its_default_and_says_so(tmp_path):
+    """For old profiles: null on a non-optional boolean becomes its default (never the false Galaxy's legacy
+    path would read), reported; an optional boolean keeps its null; other values are left alone."""
+    path = tmp_path / "b.xml"
+    path.write_text(BOOLEANS_TOOL)
+    parameters = list(input_models_for_tool_source(get_tool_source(str(path))).parameters)
+    given = {"on": None, "off": None, "maybe": None, "more": {"deep": None}}
+    state, report = rules.null_booleans_defaulted(given, parameters)
+    assert state == {"on": True, "off": False, "maybe": None, "more": {"deep": True}}
+    assert report == [{"path": "inputs.on", "given": None, "sent": True},
+                      {"path": "inputs.off", "given": None, "sent": False},
+                      {"path": "inputs.more.deep", "given": None, "sent": True}]
+    assert rules.null_booleans_defaulted({"on": False, "more": {"deep": "true"}}, parameters) == (
+        {"on": False, "more": {"deep": "true"}}, [])
+    assert given == {"on": None, "off": None, "maybe": None, "more": {"deep": None}}  # the caller's copy untouched
+
 @pytest.fixture(scope="module")
 def siblings():
     """The corpus wrapper whose sibling branches give one name two types (test/corpus)."""

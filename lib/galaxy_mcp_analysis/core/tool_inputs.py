@@ -307,6 +307,33 @@ def _scalar(kind: str, value: Any, parameter) -> Any:
     return value
 
 
+#: For tools of a profile before this one, a non-optional boolean given as null means its default, as in
+#: Galaxy's own tests of such tools; Galaxy's request model refuses the null, and Galaxy's legacy run
+#: path would read it as false whatever the default (string_as_bool(None)).
+NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE = 24.2
+
+
+def _null_boolean(parameter, value: Any) -> bool:
+    return (parameter.parameter_type == "gx_boolean" and value is None
+            and not getattr(parameter, "optional", False))
+
+
+def null_booleans_defaulted(
+    state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A copy of a nested state with each non-optional boolean given as null set to its default, and
+    ``[{path, given: None, sent: default}]`` for each (reported in ``normalised``, never silent)."""
+    report = [{"path": here, "given": None, "sent": bool(getattr(parameter, "value", False))}
+              for here, parameter, value in leaf_values(state, parameters, path) if _null_boolean(parameter, value)]
+    if not report:
+        return dict(state), []
+
+    def defaulted(parameter, value):
+        return bool(getattr(parameter, "value", False)) if _null_boolean(parameter, value) else value
+
+    return map_values(state, parameters, defaulted), report
+
+
 def column_labels(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs") -> list[dict[str, Any]]:
     """``[{path, given, sent}]`` for every data column given as a label (``c2``): sent as its number."""
     read = []

@@ -267,6 +267,9 @@ class ToolInputs:
                 unchecked=[{"path": "inputs", "reason": UNMODELLED}],
             )
         nested, passed, early = rules.flat_to_nested(inputs, modelled.parameters, "inputs")
+        defaulted: list[dict[str, Any]] = []
+        if float(getattr(tool, "profile", None) or 0) < rules.NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE:
+            nested, defaulted = rules.null_booleans_defaulted(nested, modelled.parameters)
         plan = plan_map_over(data_inputs(tool.inputs), rules.nested_to_flat(nested, modelled.parameters) | passed)
         unchecked: list[dict[str, str]] = []
         state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs", unchecked=unchecked)
@@ -283,7 +286,7 @@ class ToolInputs:
         if problems and raise_problems:
             raise problems_error(problems, f"Tool {tool.id!r} ({tool.version}) cannot run with these inputs")
         flat = rules.nested_to_flat(state, modelled.parameters) | passed
-        normalised = rules.column_labels(nested, modelled.parameters)
+        normalised = rules.column_labels(nested, modelled.parameters) + defaulted
         return Preflight(True, problems, state, flat, plan.mapped_over, resolved, jobs, map_over,
                          normalised=normalised, unchecked=unchecked)
 
