@@ -245,3 +245,11 @@ def test_galaxy_outside_the_verified_series_refuses_to_start(tmp_path):
 def test_rest_api_still_answers(galaxy):
     assert rest(galaxy.galaxy_url, "/api/version", galaxy.api_key)["version_major"] == "26.1"
     assert Path(galaxy.data_dir, "server.json").exists()
+
+
+def test_create_history_returns_what_its_description_names(mcp, api_key):
+    """An agent trial read "returns its id, name and create_time" and found no create_time (Galaxy's summary view)."""
+    description = {tool.name: tool for tool in mcp.list_tools()}["create_history"].description
+    named = description.split("returns its ", 1)[1].split(".", 1)[0].replace(" and ", ", ").split(", ")
+    created = mcp.call_ok("create_history", name="described", api_key=api_key)
+    assert named == ["id", "name", "update_time"] and all(created.get(field) for field in named), (named, created)

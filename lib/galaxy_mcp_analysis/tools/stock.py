@@ -130,7 +130,7 @@ STOCK_DESCRIPTIONS = {
 
     Next: get_history_contents(history_id).
     """,
-    "create_history": """Create an empty history named name; returns its id, name and create_time. Not idempotent.
+    "create_history": """Create an empty history named name; returns its id, name and update_time. Not idempotent.
 
     Example: create_history(name="RNA-seq sample A").
     Next: create_dataset_from_text or upload_file_from_url to add data; run_tool.
