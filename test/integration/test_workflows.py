@@ -216,6 +216,11 @@ def test_collection_rules_and_datatypes_are_galaxys(galaxy, mcp, api_key, wf_his
         refused_as = [[error["path"] for error in result["errors"] if error["rule"] == "datatype_not_accepted"]
                       for result in (as_workflow_input, as_tool_input)]
         assert refused_as == ([[], []] if fits else [["inputs.table"], ["inputs.input"]]), refused_as
+    # ...and Galaxy agrees: invoked with the txt dataset as its tabular input, the workflow runs to the end.
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=wf_history, api_key=api_key, inputs={
+        "samples": {"src": "hdca", "id": tables["collection_id"]}, "table": {"src": "hda", "id": text_data["id"]}})
+    progress = finished_invocation(mcp, api_key, invoked["id"])["progress"]
+    assert progress["terminal"] and progress["state"] == "ok" and progress["jobs"] == {"ok": 3}, progress
     given_dataset = mcp.call_ok(
         "check_workflow_inputs", workflow_id=workflow, history_id=wf_history, api_key=api_key,
         inputs={"samples": {"src": "hda", "id": table}, "table": {"src": "hda", "id": table}},
