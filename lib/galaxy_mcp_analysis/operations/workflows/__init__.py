@@ -1,4 +1,4 @@
-"""Workflows an agent can check, follow and write (issue 21).
+"""Workflows an agent can check, follow and write.
 
 Galaxy decides everything here through its own objects: the workflow manager finds
 workflows and invocations the caller may see, workflow modules say what each step
@@ -6,7 +6,7 @@ takes and makes, Galaxy's datatype registry and collection-type descriptions say
 an input accepts or maps over, ``WorkflowsService`` invokes and extracts, and the
 workflow contents manager (with gxformat2, in Galaxy's virtualenv) reads and writes
 Format 2. Tool parameters of steps are checked by the tool-input capability
-(``tool_state_problems``, issue 15); rules that need no Galaxy are in
+(``tool_state_problems``); rules that need no Galaxy are in
 ``core.workflows``.
 
 One mixin per subject, joined here into ``Workflows``: ``input_schema`` (reading a
@@ -35,4 +35,4 @@ class Workflows(
     WorkflowAccess,
 ):
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, services, and the
-    tool-input capability's ``get_tool_input_schema``/``tool_state_problems`` once merged)."""
+    tool-input capability's ``get_tool_input_schema`` and ``tool_state_problems``)."""

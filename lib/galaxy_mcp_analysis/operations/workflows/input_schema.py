@@ -80,7 +80,7 @@ class WorkflowInputSchema:
         return entry
 
     def _step_tool_schema(self, tool_id: str, tool_version: str | None, history_id: str | None) -> dict[str, Any]:
-        """The step's tool schema from the tool-input capability (issue 15), when present."""
+        """The step's tool schema from the tool-input capability, when present."""
         schema_of = getattr(self, "get_tool_input_schema", None)
         if schema_of is None:
             return {"schema": None, "schema_unavailable": "the tool-input capability is not installed"}

@@ -211,7 +211,7 @@ class WorkflowPreflight:
     def _tool_state_problems(
         self, tool_id: str, tool_version: str | None, state: dict, path: str, *, partial: bool, connected
     ) -> list[InputProblem]:
-        """A step's tool parameters, checked as run_tool checks them (the tool-input capability, issue 15).
+        """A step's tool parameters, checked as run_tool checks them (the tool-input capability).
 
         Until that capability is installed no tool-parameter check runs here.
         """
