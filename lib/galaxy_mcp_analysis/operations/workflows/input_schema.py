@@ -80,12 +80,9 @@ class WorkflowInputSchema:
         return entry
 
     def _step_tool_schema(self, tool_id: str, tool_version: str | None, history_id: str | None) -> dict[str, Any]:
-        """The step's tool schema from the tool-input capability, when present."""
-        schema_of = getattr(self, "get_tool_input_schema", None)
-        if schema_of is None:
-            return {"schema": None, "schema_unavailable": "the tool-input capability is not installed"}
+        """The step's tool schema, from the tool-input capability (a mixin of the same manager)."""
         try:
-            described = schema_of(tool_id, tool_version=tool_version, history_id=history_id)
+            described = self.get_tool_input_schema(tool_id, tool_version=tool_version, history_id=history_id)
         except AnalysisError as e:
             return {"schema": None, "schema_unavailable": e.message}
         return {"schema": described.get("schema"), "modelled": described.get("modelled", True)}

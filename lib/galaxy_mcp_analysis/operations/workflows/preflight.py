@@ -211,14 +211,10 @@ class WorkflowPreflight:
     def _tool_state_problems(
         self, tool_id: str, tool_version: str | None, state: dict, path: str, *, partial: bool, connected
     ) -> list[InputProblem]:
-        """A step's tool parameters, checked as run_tool checks them (the tool-input capability).
-
-        Until that capability is installed no tool-parameter check runs here.
-        """
-        check = getattr(self, "tool_state_problems", None)
-        if check is None:
-            return []
-        return list(check(tool_id, tool_version, state, path, partial=partial, connected=tuple(connected)))
+        """A step's tool parameters, checked as run_tool checks them (the tool-input capability, a mixin of the
+        same manager: calling it directly, a missing capability is an error, never a silently skipped check)."""
+        return list(self.tool_state_problems(tool_id, tool_version, state, path, partial=partial,
+                                             connected=tuple(connected)))
 
 
 _NO_DEFAULT = object()
