@@ -42,3 +42,17 @@ def test_a_long_list_is_cut_and_says_how_many_more():
     message = problems_error(problems, "run_tool x").message
     assert message.count("\n- inputs.p") == MAX_REPORTED_PROBLEMS
     assert "... and 5 more." in message
+
+
+def test_options_that_offer_nothing_for_this_request_say_so_instead_of_listing_none():
+    from types import SimpleNamespace
+
+    from galaxy_mcp_analysis.core.tool_input_problems import not_an_option
+
+    species = SimpleNamespace(name="species", multiple=True)
+    problem = not_an_option(species, "inputs.species", "hg17", [])
+    assert problem.valid_values == () and "valid values: ." not in problem.message
+    assert "'species'" in problem.message and "it has none for this request" in problem.message
+    assert "get_dataset_details" in problem.suggestion
+    listed = not_an_option(species, "inputs.species", "hg71", ["hg17", "mm10"])
+    assert "valid values: 'hg17', 'mm10'" in listed.message and "Did you mean 'hg17'?" in listed.message

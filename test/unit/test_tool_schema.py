@@ -228,3 +228,16 @@ def test_a_data_input_under_a_conditional_names_its_branch(dynamic):
 def test_collection_types_are_the_comma_separated_types_of_a_collection_input(extract_dataset):
     (collection,) = [p for p in parameters_of(TOOLS / "extract_dataset.xml") if p.name == "input"]
     assert tool_schema.collection_types(collection) == ["list", "paired", "paired_or_unpaired", "record"]
+
+
+def test_url_parameters_say_they_take_a_url():
+    """Galaxy's model types baseurl and directory_uri parameters as URLs; a bare string is refused."""
+    from galaxy_mcp_analysis.core.tool_input_problems import _EXPECTED
+
+    ucsc = parameters_of(TOOLS / "bundled" / "data_source" / "ucsc_tablebrowser.xml")
+    export = parameters_of(TOOLS / "bundled" / "data_export" / "export_remote.xml")
+    assert tool_schema.object_schema(ucsc, top=True)["properties"]["GALAXY_URL"] == {
+        "type": "string", "format": "uri", "description": "an http(s) URL"}
+    directory = tool_schema.object_schema(export, top=True)["properties"]["d_uri"]
+    assert directory["format"] == "uri" and "file sources" in directory["description"], directory
+    assert "URL" in _EXPECTED["gx_baseurl"] and "URI" in _EXPECTED["gx_directory_uri"]

@@ -269,6 +269,16 @@ def leaf_problem(parameter, path: str, value: Any, kind: str, error: Mapping[str
 
 
 def not_an_option(parameter, path: str, offending: Any, valid: Sequence[Any]) -> InputProblem:
+    if not valid:  # options computed from the request's data or the server's tables, and none were found
+        return InputProblem(
+            path,
+            NOT_AN_OPTION,
+            f"{_shown(offending)} is not an option of {parameter.name!r}: it has none for this request "
+            "(its options come from the input data or this server's reference tables, and they offer none).",
+            "Give an input whose metadata or content offers values (get_dataset_details shows them), or leave "
+            "the parameter out if it is optional.",
+            (),
+        )
     close = closest_names(str(offending), [str(v) for v in valid]) if isinstance(offending, str) else []
     return InputProblem(
         path,
@@ -293,6 +303,8 @@ _EXPECTED = {
     "gx_rules": "a rules object",
     "gx_select": "one of its option values (a string)",
     "gx_drill_down": "one of its option values (a string)",
+    "gx_baseurl": "an http(s) URL",
+    "gx_directory_uri": "a directory URI of one of this Galaxy's file sources (such as 'gxftp://')",
 }
 
 

@@ -40,6 +40,13 @@ def enum_schema(options: Sequence[tuple[str, str]]) -> dict[str, Any]:
     return schema
 
 
+#: What a URI parameter takes (Galaxy's model types them as URLs).
+_URI_KINDS = {
+    "gx_baseurl": "an http(s) URL",
+    "gx_directory_uri": "a directory URI of one of this Galaxy's file sources",
+}
+
+
 def _nullable(schema: dict[str, Any], parameter) -> dict[str, Any]:
     if getattr(parameter, "optional", False) and "type" in schema:
         schema["type"] = [schema["type"], "null"]
@@ -51,7 +58,10 @@ def _parameter_schema(parameter) -> dict[str, Any] | None:
     if kind == "gx_hidden" or getattr(parameter, "hidden", False):
         return None
     schema: dict[str, Any]
-    if kind in ("gx_text", "gx_genomebuild", "gx_group_tag", "gx_color", "gx_baseurl"):
+    if kind in ("gx_baseurl", "gx_directory_uri"):
+        schema = {"type": "string", "format": "uri", "description": _URI_KINDS[kind]}
+        _nullable(schema, parameter)
+    elif kind in ("gx_text", "gx_genomebuild", "gx_group_tag", "gx_color"):
         schema = {"type": "string"}
         default = getattr(parameter, "default_value", None) if kind == "gx_text" else getattr(parameter, "value", None)
         if default is not None:
