@@ -100,7 +100,7 @@ rules:
   - name: analysts-tools
     who: {{roles: [analysts-{marker}]}}
     deny_galaxy_tools: ["Gre*"]
-    allow_galaxy_tools: ["section:Text manipulation"]
+    allow_galaxy_tools: ["section:Text Manipulation"]
     max_jobs_per_call: 2
     invocations_per_hour: 1
   - name: lab-mask

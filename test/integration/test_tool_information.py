@@ -67,9 +67,11 @@ def test_help_is_paged_by_bytes_and_tiles_the_text(mcp, api_key):
 def test_a_keyword_search_says_why_each_tool_matched(mcp, api_key):
     found = mcp.call_ok("search_tools_by_keywords", keywords=["digit", "sort"], api_key=api_key)
     hits = {hit["id"]: hit for hit in found["tools"]}
-    # Grep1 is found through its help ("\d matches a digit"), which neither its name nor description holds.
-    assert hits["Grep1"]["matched_keywords"] == ["digit"], hits["Grep1"]
-    assert hits["Grep1"]["matched_in"] == {"digit": ["search index (help, labels or other indexed text)"]}
+    # Grep1 is found through its help ("\d matches a digit"), which neither its name nor description holds,
+    # and through its panel section, "Filter and Sort".
+    assert hits["Grep1"]["matched_keywords"] == ["digit", "sort"], hits["Grep1"]
+    assert hits["Grep1"]["matched_in"]["digit"] == ["search index (help, labels or other indexed text)"], hits["Grep1"]
+    assert hits["Grep1"]["matched_in"]["sort"] == ["section"], hits["Grep1"]
     assert hits["sort1"]["matched_keywords"] == ["sort"] and "id" in hits["sort1"]["matched_in"]["sort"]
     assert all(hit["matched_keywords"] for hit in found["tools"]), found
     twice = mcp.call_ok("search_tools_by_keywords", keywords=["digit", "digit"], api_key=api_key)

@@ -21,7 +21,6 @@ import json
 import queue
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -58,25 +57,38 @@ CONTENT_DEPENDENT = {
     "sort1 1.2.0 test 3": "column 9 of the test's a.tab; the synthetic table has 2 columns",
     "__TAG_FROM_FILE__ 1.0.0 test 2": "the test's tags file names the collection's identifiers",
     "__SORTLIST__ 1.0.0 sort_type.sort_type=file": "the sort file must list the collection's identifiers",
+    **{f"Count1 1.0.3 test {n}": "column 3 of the test's table; the synthetic table has 2 columns" for n in (3, 4, 5)},
+    **{f"join1 2.1.3 test {n}": "column 4 of the test's table; the synthetic table has 2 columns" for n in (5, 6, 7)},
+}
+#: Tools every request of which Galaxy judges against data the synthetic datasets and this server lack (a
+#: MAF's species metadata, a genome build, options listed from the dataset's own content, reference data
+#: tables): each of their refusals must be such a judgement (Galaxy's own, or options computed from the
+#: request's datasets that offer none), never a type or name refusal.
+REFERENCE_DATA_TOOLS = {
+    **dict.fromkeys(("MAF_To_BED1", "MAF_To_Interval1", "MAF_To_Fasta1", "MAF_Thread_For_Species1",
+                     "MAF_Limit_To_Species1", "maf_by_block_number1", "MAF_Reverse_Complement_1", "MAF_filter"),
+                    "species are listed from the MAF's metadata; the synthetic MAF has none"),
+    **dict.fromkeys(("maf_stats1", "Interval_Maf_Merged_Fasta2", "GeneBed_Maf_Fasta2", "Interval2Maf_pairwise1"),
+                    "the input needs a genome build and the alignments are a reference data table this Galaxy lacks"),
+    "aggregate_scores_in_intervals2": "the scores are a reference data table this Galaxy lacks",
+    "Extract_features1": "the features are listed from the dataset's own column values",
+    "gff_filter_by_feature_count": "the feature names are listed from the GFF's own content",
 }
 UNKNOWN = "zz_not_a_parameter"
 WORKERS = 4
 
 
+def judged_on_data(error: dict) -> bool:
+    """A refusal Galaxy made against the request's data (the dry run), or options computed from it that offer none."""
+    return error["rule"] == "invalid_value" or (error["rule"] == "not_an_option" and error.get("valid_values") == [])
+
+
 def served_tool_sources():
-    import galaxy.tools
     from galaxy.tool_util.parser import get_tool_source
 
-    from galaxy_mcp_analysis.serve.galaxy_config import (
-        NOT_COLLECTION_TOOLS,
-        TEXT_TOOLS,
-    )
+    from galaxy_mcp_analysis.serve.toolbox import default_toolbox
 
-    tools_dir = Path(galaxy.tools.__file__).parent
-    paths = [tools_dir / "bundled" / name for name in TEXT_TOOLS] + [
-        path for path in sorted(tools_dir.glob("*.xml")) if path.name not in NOT_COLLECTION_TOOLS
-    ]
-    return [get_tool_source(str(path)) for path in paths]
+    return [get_tool_source(str(path)) for path in default_toolbox().served]
 
 
 class Inputs:
@@ -164,8 +176,8 @@ def filled(schema: dict, inputs: Inputs):
     if schema.get("type") == "object":
         return {name: filled(inner, inputs) for name, inner in schema.get("properties", {}).items()}
     if schema.get("type") == "array" and "properties" in schema.get("items", {}):
-        if "src" in schema["items"]["properties"]:
-            return [filled(schema["items"], inputs)]
+        if "src" in schema["items"]["properties"]:  # a multiple data input: the array names the types
+            return [filled({"description": schema["description"], **schema["items"]}, inputs)]
         return [filled(schema["items"], inputs) for _ in range(schema.get("minItems", 0))]
     if "default" in schema and schema["default"] != "":
         return schema["default"]
@@ -173,8 +185,12 @@ def filled(schema: dict, inputs: Inputs):
         return schema["const"]
     if "enum" in schema:
         return schema["enum"][0]
+    if schema.get("format") == "uri":
+        return "http://127.0.0.1/"
     kind = schema.get("type")
     kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "array" and schema.get("items"):  # a multiple select or column: one value
+        return [filled(schema["items"], inputs)]
     # "e1": the first element of every synthetic collection (a text naming an element must name one)
     return {"integer": max(schema.get("minimum", 1), 1), "number": 1.5, "string": "e1", "boolean": True,
             "array": []}.get(kind)
@@ -316,7 +332,7 @@ def disagreements(sent, stored, job_inputs, path="inputs"):
     elif isinstance(sent, list):
         if _text(sent) != _text(stored) and not all(_is_data(v) for v in sent):
             found.append(f"{path}: sent {sent!r}, recorded {stored!r}")
-    elif _text(sent) != _text(stored) and not (sent is None and stored in ("", None, "None")):
+    elif not _same_scalar(sent, stored) and not (sent is None and stored in ("", None, "None")):
         found.append(f"{path}: sent {sent!r}, recorded {stored!r}")
     return found
 
@@ -327,6 +343,18 @@ def _is_data(value):
 
 def _is_dataset(value):
     return _is_data(value) and value["src"] != "hdca"
+
+
+def _same_scalar(sent, stored) -> bool:
+    """Equal as Galaxy's recorded text, or as numbers (a float recorded as '0.0' where 0.0 was sent)."""
+    if _text(sent) == _text(stored):
+        return True
+    if isinstance(sent, (int, float)) and not isinstance(sent, bool):
+        try:
+            return float(stored) == float(sent)
+        except (TypeError, ValueError):
+            return False
+    return False
 
 
 def _text(value):
@@ -356,7 +384,7 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
         ("tools", "tool_versions", "modelled", "test_cases", "test_cases_galaxy_refuses", "test_cases_not_buildable",
          "test_cases_checked", "test_cases_run", "generated", "generated_jobs", "values_compared", "mutations",
          "mutations_refused", "tool_versions_without_buildable_inputs", "runs_refused_on_content",
-         "checks_refused_on_content"), 0)
+         "checks_refused_on_content", "refused_for_reference_data"), 0)
     failures: list[str] = []
     checks: list[tuple] = []  # (kind, label, tool_id, version, sent, expected, is_default)
     sources = served_tool_sources()
@@ -435,7 +463,8 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
                         return kind, "wrong", [f"{label}: run_tool answered {error[:300]}"], 0
                 return kind, "refused", [], 0
             if not check["valid"]:
-                if label in CONTENT_DEPENDENT and {error["rule"] for error in check["errors"]} == {"invalid_value"}:
+                if (label in CONTENT_DEPENDENT or tool_id in REFERENCE_DATA_TOOLS) and all(
+                        map(judged_on_data, check["errors"])):
                     # The dry run asked Galaxy, which judged a value against the data: run_tool must refuse it too.
                     if is_default:
                         error = client.call_error("run_tool", history_id=history_id, tool_id=tool_id, inputs=sent,
@@ -449,7 +478,7 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
             result = client.call("run_tool", {"history_id": history_id, "tool_id": tool_id, "inputs": sent,
                                               "api_key": api_key})
             if result.is_error:
-                if label in CONTENT_DEPENDENT and not error_text(result).startswith("[VALIDATION_ERROR] Tool '"):
+                if (label in CONTENT_DEPENDENT or tool_id in REFERENCE_DATA_TOOLS) and not error_text(result).startswith("[VALIDATION_ERROR] Tool '"):
                     return kind, "content", [], 0
                 return kind, "wrong", [f"{label}: run_tool failed: {error_text(result)[:300]}"], 0
             answer = result.structured_content
@@ -469,10 +498,12 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
 
     created_jobs = 0
     with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
-        for kind, outcome, problems, jobs in pool.map(one, checks):
+        for item, (kind, outcome, problems, jobs) in zip(checks, pool.map(one, checks)):
             created_jobs += jobs
             failures += problems
             counts["runs_refused_on_content"] += outcome in ("content", "content checked")
+            on_data = outcome in ("content", "content checked")
+            counts["refused_for_reference_data"] += on_data and item[2] in REFERENCE_DATA_TOOLS
             counts["checks_refused_on_content"] += outcome == "content checked"
             if kind == "test":
                 counts["test_cases_checked"] += 1
@@ -500,10 +531,11 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
         print(f"  DISAGREEMENT {failure[:400]}")
     assert not failures, f"{len(failures)} disagreements:\n" + "\n".join(failures[:40])
     assert jobs_before_runs == len(inputs.datasets), counts
-    assert counts["tools"] >= 30 and counts["modelled"] == counts["tool_versions"]
+    assert counts["tools"] >= 90 and counts["modelled"] == counts["tool_versions"] - 1  # upload1: Galaxy models no upload
+    assert set(REFERENCE_DATA_TOOLS) <= set(default_versions), set(REFERENCE_DATA_TOOLS) - set(default_versions)
     assert counts["test_cases_checked"] >= 80 and counts["mutations_refused"] == counts["mutations"] >= 75
     assert counts["generated_jobs"] >= 90 and counts["test_cases_run"] >= 70
-    assert counts["runs_refused_on_content"] <= len(CONTENT_DEPENDENT)
+    assert counts["runs_refused_on_content"] - counts["refused_for_reference_data"] <= len(CONTENT_DEPENDENT)
 
 
 def _leaves(value):

@@ -46,4 +46,4 @@ def test_the_command_checks_the_served_toolbox_by_default_and_exits_0():
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
-    assert summary.startswith("check-toolbox: 40 tools (40 modelled), 93 test cases: 93 accepted, 0 refused"), summary
+    assert summary.startswith("check-toolbox: 101 tools (100 modelled), 179 test cases: 179 accepted, 0 refused"), summary

@@ -1,8 +1,8 @@
 """The Galaxy configuration ``make serve`` and the tests run: written into DATA_DIR.
 
 One local job runner, in-process Celery on an in-memory broker (uploads and
-metadata in about a second instead of a Galaxy-importing subprocess each), and a
-toolbox of Galaxy's bundled text and collection-operation tools.
+metadata in about a second instead of a Galaxy-importing subprocess each), and
+Galaxy's own default toolbox, less the tools that cannot run here (serve/toolbox.py).
 
 ``write_production`` writes the production shape instead (``make serve-production`` and
 test_production_deployment.py): a ``gravity:`` section (gunicorn with the patch set's
@@ -10,46 +10,21 @@ worker class, job handler processes, a Celery worker and beat) and Celery on a b
 """
 
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 import yaml
+
+from galaxy_mcp_analysis.serve.toolbox import (
+    default_toolbox,
+    LEFT_OUT_FILE,
+)
 
 MCP_PATH = "/api/mcp"
 ADMIN_EMAIL = "admin@example.org"
 
-#: Bundled text tools (path under galaxy/tools/bundled) the analysis examples and tests use.
-TEXT_TOOLS = (
-    "filters/catWrapper.xml",  # cat1
-    "filters/cutWrapper.xml",  # Cut1
-    "filters/sorter.xml",  # sort1
-    "filters/headWrapper.xml",  # Show beginning1
-    "filters/tailWrapper.xml",  # Show tail1
-    "filters/grep.xml",  # Grep1
-    "filters/wc_gnu.xml",  # wc_gnu
-    "filters/changeCase.xml",  # ChangeCase
-    "filters/remove_beginning.xml",  # Remove beginning1
-    "filters/pasteWrapper.xml",  # Paste1
-)
-#: Files in galaxy/tools that are not collection-operation tools.
-NOT_COLLECTION_TOOLS = {"data_fetch.xml", "model_operation_macros.xml"}
-
 
 def toolbox_xml() -> str:
-    import galaxy.tools
-
-    tools_dir = Path(galaxy.tools.__file__).parent
-    text = "\n".join(f"    <tool file={quoteattr(str(tools_dir / 'bundled' / f))}/>" for f in TEXT_TOOLS)
-    operations = "\n".join(
-        f"    <tool file={quoteattr(str(path))}/>"
-        for path in sorted(tools_dir.glob("*.xml"))
-        if path.name not in NOT_COLLECTION_TOOLS
-    )
-    return (
-        "<?xml version='1.0'?>\n<toolbox monitor='false'>\n"
-        f"  <section id='text' name='Text manipulation'>\n{text}\n  </section>\n"
-        f"  <section id='collection_operations' name='Collection operations'>\n{operations}\n  </section>\n"
-        "</toolbox>\n"
-    )
+    """Galaxy's own default toolbox, less what cannot run here (serve/toolbox.py)."""
+    return default_toolbox().xml
 
 
 def galaxy_settings(
@@ -73,7 +48,7 @@ def galaxy_settings(
         "new_file_path": str(data_dir / "tmp"),
         "job_working_directory": str(data_dir / "jobs"),
         "tool_dependency_dir": str(data_dir / "dependencies"),
-        # The bundled toolbox, then an admin's own tool configurations (make serve TOOL_CONF=...).
+        # Galaxy's default toolbox, then an admin's own tool configurations (make serve TOOL_CONF=...).
         "tool_config_file": [str(data_dir / "tool_conf.xml"), *(tool_confs or [])],
         # An empty table file: Galaxy's sample tables would trigger downloads.
         "tool_data_table_config_path": str(data_dir / "tool_data_table_conf.xml"),
@@ -109,7 +84,9 @@ def write(data_dir: Path, **settings) -> Path:
 def _write(data_dir: Path, config: dict) -> Path:
     for sub in ("objects", "tmp", "jobs", "dependencies"):
         (data_dir / sub).mkdir(exist_ok=True)
-    (data_dir / "tool_conf.xml").write_text(toolbox_xml())
+    toolbox = default_toolbox()
+    (data_dir / "tool_conf.xml").write_text(toolbox.xml)
+    (data_dir / LEFT_OUT_FILE).write_text("".join(f"{left.line()}\n" for left in toolbox.left_out))
     (data_dir / "tool_data_table_conf.xml").write_text("<tables></tables>\n")
     config_file = data_dir / "galaxy.yml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))

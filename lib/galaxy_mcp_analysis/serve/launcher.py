@@ -163,9 +163,17 @@ def announce(data_dir: Path, galaxy_url: str, api_key: str, admin_api_key: str, 
     partial.chmod(0o600)
     partial.replace(target)  # readers never see a half-written file
     print(
-        f"\nGalaxy {galaxy_url}\nMCP    {info['mcp_url']}\nAPI key {api_key}\n(also in {target}; Ctrl-C stops)\n",
+        f"\nGalaxy {galaxy_url}\nMCP    {info['mcp_url']}\nAPI key {api_key}\n(also in {target}; Ctrl-C stops)\n"
+        f"{toolbox_line(data_dir)}\n",
         flush=True,
     )
+
+
+def toolbox_line(data_dir: Path) -> str:
+    served = (data_dir / "tool_conf.xml").read_text().count("<tool ")
+    left_out = data_dir / galaxy_config.LEFT_OUT_FILE
+    count = len(left_out.read_text().splitlines())
+    return f"Tools  Galaxy's default toolbox: {served} served, {count} left out as they cannot run here ({left_out})"
 
 
 def start_celery_worker():
