@@ -260,8 +260,10 @@ def mutation(parameter, value):
             return "x" * (validator.max + 1)
         if validator.type == "empty_field":
             return ""
-    if kind in ("gx_select", "gx_drill_down") and getattr(parameter, "options", None) is not None:
+    if kind in ("gx_select", "gx_drill_down", "gx_genomebuild"):  # static or computed from the request's data
         return [FOREIGN] if getattr(parameter, "multiple", False) else FOREIGN
+    if kind == "gx_color":
+        return "zz_not_a_colour"
     if kind in ("gx_integer", "gx_float"):
         high = getattr(parameter, "max", None)
         return high + 1 if high is not None else "zz_not_a_number"
