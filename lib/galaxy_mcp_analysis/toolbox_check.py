@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.conditional_branches import with_implicit_branches
 from galaxy_mcp_analysis.core.tool_input_problems import model_problems
 
 #: A well-formed encoded id standing for a test's data file (the typed model checks the form only).
@@ -59,11 +60,16 @@ def tool_files(tool_confs: list[Path]) -> list[Path]:
     return files
 
 
+def tool_parameters(source) -> list:
+    """Galaxy's typed parameter models of a tool source as the served preflight has them: with the empty
+    branches Galaxy adds for test values without a ``<when>`` (``core.conditional_branches``)."""
+    from galaxy.tool_util.parameters import input_models_for_tool_source
+    from galaxy.tool_util_models.parameters import ConditionalWhen
+
+    return with_implicit_branches(list(input_models_for_tool_source(source).parameters), ConditionalWhen)
+
+
 def check_tool(path: Path) -> ToolReport:
-    from galaxy.tool_util.parameters import (
-        input_models_for_tool_source,
-        test_case_state,
-    )
     from galaxy.tool_util.parser import get_tool_source
     from galaxy.tool_util_models.parameters import create_field_model
 
@@ -71,16 +77,12 @@ def check_tool(path: Path) -> ToolReport:
     tool_id, version = source.parse_id(), source.parse_version() or "?"
     tests = source.parse_tests_to_dict()["tests"]
     try:
-        parameters = list(input_models_for_tool_source(source).parameters)
+        parameters = tool_parameters(source)
         relaxed = create_field_model(parameters, f"{tool_id}_relaxed", "relaxed_request")
     except Exception as error:  # Galaxy's typed model cannot describe it: run_tool passes its inputs on
         return ToolReport(tool_id, version, False, cases=len(tests), note=f"{type(error).__name__}")
     report = ToolReport(tool_id, version, True)
-    for number, test in enumerate(tests, start=1):
-        try:
-            state = test_case_state(test, parameters, source.parse_profile(), validate=False).tool_state.input_state
-        except Exception:  # Galaxy's test framework cannot build this case either: it is never sent
-            continue
+    for number, state in tool_test_cases(source, parameters):
         report.cases += 1
         request = _with_placeholders(state)
         found = []
@@ -94,6 +96,22 @@ def check_tool(path: Path) -> ToolReport:
             report.accepted += 1
             report.left_to_galaxy += _data_dependent(request, parameters)
     return report
+
+
+def tool_test_cases(source, parameters: list) -> list[tuple[int, dict]]:
+    """``(number, nested state)`` of each ``<tests>`` case, numbered from 1, as Galaxy's test framework
+    builds it from the test's parameter names (unvalidated); data files stay ``{"class": "File", ...}`` and
+    collections ``{"class": "Collection", ...}``. A case Galaxy cannot build is never sent: it is left out."""
+    from galaxy.tool_util.parameters import test_case_state
+
+    cases = []
+    for number, test in enumerate(source.parse_tests_to_dict()["tests"], start=1):
+        try:
+            cases.append((number, test_case_state(test, parameters, source.parse_profile(), validate=False)
+                          .tool_state.input_state))
+        except Exception:  # Galaxy's test framework cannot build this case either
+            continue
+    return cases
 
 
 def _with_placeholders(value: Any) -> Any:

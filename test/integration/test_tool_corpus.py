@@ -8,6 +8,7 @@ preflight sweep picks its tools from the bundled toolbox alone, so its figures s
 import pytest
 
 from conftest import fetch
+from galaxy_mcp_analysis.testing import rest
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +17,7 @@ def corpus(galaxy, mcp, api_key):
     table = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "a\t1\nb\t2\n", "ext": "tabular",
                                              "dbkey": "hg19"})
     notes = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "notes\n", "ext": "txt"})
-    return {"mcp": mcp, "key": api_key, "history": history, "table": table["id"], "notes": notes["id"]}
+    return {"mcp": mcp, "key": api_key, "history": history, "table": table["id"], "notes": notes["id"], "galaxy": galaxy}
 
 
 def run(corpus, tool_id, inputs) -> tuple[dict, str, dict]:
@@ -91,3 +92,36 @@ def test_formats_this_galaxy_lacks_are_left_out_as_galaxy_does_and_a_column_labe
     result, text, recorded = run(corpus, "corpus_formats", inputs)
     assert text == "a\t1\nb\t2\nnotes\n"
     assert result["normalised"] == [{"path": "inputs.key", "given": "c2", "sent": 2}] and recorded["key"] == 2
+
+
+def test_a_validator_the_typed_model_lacks_is_judged_by_galaxy_before_anything_runs(corpus):
+    """Galaxy's typed model carries no expression validator; Galaxy applies it when it populates the request.
+    check_tool_inputs asks Galaxy, and run_tool queues nothing."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    inputs = {"accession": "SRR1", "name": "odd", "even": 3}
+    jobs = len(rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={corpus['history']}&limit=1000", key))
+    checked = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_validators",
+                          inputs=inputs, api_key=key)
+    assert [(error["path"], error["rule"]) for error in checked["errors"]] == [("inputs.even", "invalid_value")]
+    assert "Must be even" in checked["errors"][0]["message"], checked
+    error = mcp.call_error("run_tool", history_id=corpus["history"], tool_id="corpus_validators", inputs=inputs,
+                           api_key=key)
+    assert error.startswith("[VALIDATION_ERROR]") and "inputs.even" in error and "Must be even" in error, error
+    assert len(rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={corpus['history']}&limit=1000", key)) == jobs
+    _, text, _ = run(corpus, "corpus_validators", {**inputs, "even": 4})
+    assert "even=4 name=odd" in text
+
+
+def test_a_test_value_without_a_branch_runs_with_no_inner_parameters(corpus):
+    """Galaxy adds an empty branch for each test value that has no <when> (trimming 'auto', stats false);
+    the preflight models those branches instead of refusing the values, and still refuses a foreign one."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    inputs = {"stats": {"report": False}, "trimming": {"how": "auto"}, "level": "2"}
+    result, text, recorded = run(corpus, "corpus_branch_values", inputs)
+    assert "stats=false\ntrim=auto\n" in text and recorded["trimming"] == {"how": "auto"}
+    schema = mcp.call_ok("get_tool_input_schema", tool_id="corpus_branch_values", api_key=key)["schema"]
+    assert {branch["properties"]["how"].get("const") for branch in schema["properties"]["trimming"]["oneOf"]} >= {
+        "none", "auto", "fixed"}, schema["properties"]["trimming"]
+    refused = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_branch_values",
+                          inputs={**inputs, "trimming": {"how": "manual"}}, api_key=key)
+    assert [error["path"] for error in refused["errors"]] == ["inputs.trimming.how"], refused

@@ -36,6 +36,17 @@ def test_the_documented_galaxy_settings_are_the_tested_ones(tmp_path):
     assert documented == {key: tested[key] for key in documented}
 
 
+def test_the_data_tables_beside_an_admins_tool_configuration_are_loaded_and_only_then(tmp_path):
+    """make serve TOOL_CONF=dir/tool_conf.xml loads dir/tool_data_table_conf.xml too (test/corpus has one)."""
+    corpus = Path(__file__).resolve().parents[1] / "corpus" / "tool_conf.xml"
+    settings = dict(galaxy_url="http://127.0.0.1:8080", id_secret="s", admin_api_key="k", database_url=None)
+    served = galaxy_config.galaxy_settings(tmp_path, tool_confs=[str(corpus)], **settings)
+    assert served["tool_data_table_config_path"].split(",") == [
+        str(tmp_path / "tool_data_table_conf.xml"), str(corpus.parent / "tool_data_table_conf.xml")]
+    assert galaxy_config.galaxy_settings(tmp_path, **settings)["tool_data_table_config_path"] == str(
+        tmp_path / "tool_data_table_conf.xml")
+
+
 def _leaves(value, path=()):
     if isinstance(value, dict):
         for key, item in value.items():

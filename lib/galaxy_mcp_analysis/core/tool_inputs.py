@@ -94,12 +94,12 @@ def selected_when(conditional, state: Mapping[str, Any] | None):
     for when in conditional.whens:
         if value is None and when.is_default_when:
             return when
-        if value is not None and _same_discriminator(when.discriminator, value):
+        if value is not None and same_discriminator(when.discriminator, value):
             return when
     return None
 
 
-def _same_discriminator(discriminator: Any, value: Any) -> bool:
+def same_discriminator(discriminator: Any, value: Any) -> bool:
     if isinstance(discriminator, bool):
         return value is discriminator or str(value).lower() == str(discriminator).lower()
     return str(value) == str(discriminator)

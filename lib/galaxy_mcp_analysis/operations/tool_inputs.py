@@ -30,7 +30,10 @@ from galaxy.tool_util.parameters import (
     strictify,
     ToolParameterBundleModel,
 )
-from galaxy.tool_util_models.parameters import create_field_model
+from galaxy.tool_util_models.parameters import (
+    ConditionalWhen,
+    create_field_model,
+)
 from galaxy.work.context import proxy_work_context_for_history
 from pydantic import ValidationError
 
@@ -38,6 +41,7 @@ from galaxy_mcp_analysis.core import (
     tool_inputs as rules,
     tool_schema,
 )
+from galaxy_mcp_analysis.core.conditional_branches import with_implicit_branches
 from galaxy_mcp_analysis.core.datatypes import datatype_fits
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
@@ -148,7 +152,8 @@ class ToolInputs:
             cached = _CACHE.get(key)
             if cached is not None and cached[0]() is tool:
                 return cached[1]
-        parameters = list(tool.parameters)
+        # Galaxy runs a test value without a <when> as an empty branch: the model gets those branches too.
+        parameters = with_implicit_branches(list(tool.parameters), ConditionalWhen)
         modelled = ModelledTool(
             parameters=parameters,
             bundle=ToolParameterBundleModel(parameters=parameters),

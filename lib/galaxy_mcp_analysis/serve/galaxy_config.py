@@ -27,6 +27,17 @@ def toolbox_xml() -> str:
     return default_toolbox().xml
 
 
+#: The file name of an admin's own data tables, looked for beside each tool configuration served.
+DATA_TABLES_FILE = "tool_data_table_conf.xml"
+
+
+def data_tables_beside(tool_confs: list[str] | None) -> list[str]:
+    """The ``tool_data_table_conf.xml`` files beside the tool configurations (TOOL_CONF) that have one:
+    their tools' ``from_data_table`` options then list the tables' entries, as on the admin's server."""
+    found = (Path(conf).parent / DATA_TABLES_FILE for conf in tool_confs or [])
+    return list(dict.fromkeys(str(path) for path in found if path.is_file()))
+
+
 def galaxy_settings(
     data_dir: Path,
     *,
@@ -50,8 +61,10 @@ def galaxy_settings(
         "tool_dependency_dir": str(data_dir / "dependencies"),
         # Galaxy's default toolbox, then an admin's own tool configurations (make serve TOOL_CONF=...).
         "tool_config_file": [str(data_dir / "tool_conf.xml"), *(tool_confs or [])],
-        # An empty table file: Galaxy's sample tables would trigger downloads.
-        "tool_data_table_config_path": str(data_dir / "tool_data_table_conf.xml"),
+        # An empty table file (Galaxy's sample tables would trigger downloads), then the data tables an
+        # admin's tool configuration brings: a tool_data_table_conf.xml beside its tool_conf.xml.
+        # (comma-separated: the option is a string that Galaxy splits into a list)
+        "tool_data_table_config_path": ",".join([str(data_dir / DATA_TABLES_FILE), *data_tables_beside(tool_confs)]),
         "admin_users": ADMIN_EMAIL,
         "bootstrap_admin_api_key": admin_api_key,
         "id_secret": id_secret,
