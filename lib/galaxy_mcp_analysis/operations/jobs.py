@@ -18,7 +18,6 @@ from datetime import (
 )
 from typing import Any
 
-from galaxy import exceptions
 from galaxy.managers.jobs import view_show_job
 from galaxy.model import Job
 from galaxy.schema.schema import JobState
@@ -87,7 +86,7 @@ class DebuggingJobs:
         budget, capped = log_budget(max_bytes, self.settings.max_read_bytes)
         job = self._job_named_by(job_id, dataset_id)
         logs = {field: excerpt(getattr(job, field), budget) for field in LOG_FIELDS}
-        verdict = self._judge_outputs(job)
+        verdict = self.output_verdict(job)
         result: dict[str, Any] = {
             "job_id": self.trans.security.encode_id(job.id),
             "history_id": self.trans.security.encode_id(job.history_id) if job.history_id else None,
@@ -134,7 +133,7 @@ class DebuggingJobs:
     def get_job_status(self, job_id: str) -> dict[str, Any]:
         """Galaxy's job status plus the silent-failure verdict (this changes the stock tool too)."""
         status = super().get_job_status(job_id)
-        verdict = self._judge_outputs(self._accessible_job(self.trans.security.decode_id(job_id), job_id))
+        verdict = self.output_verdict(self.lookup.job(job_id))
         status["empty_outputs"] = verdict.empty_outputs
         status["suspected_silent_failure"] = verdict.suspected_silent_failure
         return status
@@ -225,40 +224,15 @@ class DebuggingJobs:
                 "(get_history_contents) to get the job that created it.",
             )
         if job_id:
-            return self._accessible_job(self.trans.security.decode_id(job_id), job_id)
+            return self.lookup.job(job_id)
         return self._creating_job(dataset_id)
 
-    def _accessible_job(self, decoded: int, job_id: str) -> Job:
-        try:
-            return self.jobs_service.job_manager.get_accessible_job(self.trans, decoded)
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No job with id {job_id} exists.",
-                "Job ids come from run_tool's `jobs`; for an output dataset pass dataset_id instead.",
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Job {job_id} is not accessible to this API key's user (another user's job).",
-                "Debug only your own jobs, or jobs of histories shared with you (list_histories).",
-            ) from None
-
-    def _creating_job(self, dataset_id: str) -> Job:
-        try:
-            hda = self.hda_manager.get_accessible(self.trans.security.decode_id(dataset_id), self.trans.user)
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history dataset with id {dataset_id} exists.",
-                "List datasets with get_history_contents(history_id) and pass an `id` from there.",
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Dataset {dataset_id} is not accessible to this API key's user (its permissions are private).",
-                "Debug only your own datasets or ones shared with you (get_history_contents(history_id)).",
-            ) from None
+    def _creating_job(self, dataset_id: str, argument: str = "dataset_id") -> Job:
+        hda = self.lookup.dataset(
+            dataset_id,
+            argument=argument,
+            denied_hint="Debug only your own datasets or ones shared with you (get_history_contents(history_id)).",
+        )
         job = hda.creating_job
         if job is None:
             raise AnalysisError(
@@ -266,11 +240,12 @@ class DebuggingJobs:
                 f"Dataset {dataset_id} ({hda.name!r}) has no job that created it.",
                 "Only tool outputs and uploads have a creating job; check the id with get_dataset_details.",
             )
-        return self._accessible_job(job.id, self.trans.security.encode_id(job.id))
+        return self.lookup.job(self.trans.security.encode_id(job.id))
 
     # ---- silent failures ----
 
-    def _judge_outputs(self, job: Job) -> OutputVerdict:
+    def output_verdict(self, job: Job) -> OutputVerdict:
+        """Whether the job's outputs look like a silent failure (finished ok, a required output empty)."""
         tool = self.app.toolbox.get_tool(
             job.tool_id,
             job.tool_version,
@@ -303,9 +278,9 @@ class DebuggingJobs:
             )
         watched: dict[int, str] = {}
         for job_id in job_ids:
-            watched.setdefault(self._accessible_job(self.trans.security.decode_id(job_id), job_id).id, job_id)
+            watched.setdefault(self.lookup.job(job_id, argument="job_ids").id, job_id)
         for dataset_id in dataset_ids:
-            job = self._creating_job(dataset_id)
+            job = self._creating_job(dataset_id, "dataset_ids")
             watched.setdefault(job.id, self.trans.security.encode_id(job.id))
         running: list[int] = []
         if history_id:
@@ -327,7 +302,7 @@ class DebuggingJobs:
         return [self._wait_entry(job, encode(job), *states[job]) for job in ended if job in states]
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
-        self._history(history_id, write=False)  # readable by the caller, else a coded error
+        self.lookup.history(history_id)  # readable by the caller, else a coded error
         # The payload decodes ids itself.
         payload = JobIndexPayload(history_id=history_id, states=STILL_RUNNING, limit=MAX_WAITED_JOBS)
         return [job["id"] for job in self.jobs_service.index(self.trans, payload)]
@@ -372,7 +347,7 @@ class DebuggingJobs:
             "suspected_silent_failure": False,
         }
         if state == "ok":
-            verdict = self._judge_outputs(self.trans.sa_session.get(Job, job))
+            verdict = self.output_verdict(self.trans.sa_session.get(Job, job))
             entry["suspected_silent_failure"] = verdict.suspected_silent_failure
             if verdict.empty_outputs:
                 entry["empty_outputs"] = verdict.empty_outputs
