@@ -150,7 +150,8 @@ class Lookup:
         with self._refusals(
             (f"No history dataset with id {dataset_id} exists.", missing_hint),
             (
-                denied or f"Dataset {dataset_id} is not accessible to this API key's user (its permissions are private).",
+                denied
+                or f"Dataset {dataset_id} is not accessible to this API key's user (its permissions are private).",
                 denied_hint or "Use only your own datasets or ones shared with you (get_history_contents(history_id)).",
             ),
         ):
@@ -242,7 +243,8 @@ class Lookup:
             if tool_version:
                 known = toolbox.get_tool(tool_id)
                 if known is not None and known.allow_user_access(self.trans.user):
-                    versions = f" Versions served: {', '.join(sorted(getattr(known, 'tool_versions', [known.version])))}."
+                    served = sorted(getattr(known, "tool_versions", [known.version]))
+                    versions = f" Versions served: {', '.join(served)}."
             raise AnalysisError(
                 ErrorCode.NOT_FOUND,
                 f"No tool {tool_id!r}" + (f" in version {tool_version!r}" if tool_version else "") + " is served."

@@ -14,9 +14,8 @@ from galaxy.agents.operations import AgentOperationsManager
 from galaxy_mcp_analysis import __version__
 from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.operations.dynamic_options import DynamicOptions
-from galaxy_mcp_analysis.operations.job_reruns import JobReruns
 from galaxy_mcp_analysis.operations.item_updates import ItemUpdates
-from galaxy_mcp_analysis.operations.jobs import DebuggingJobs
+from galaxy_mcp_analysis.operations.jobs import Jobs
 from galaxy_mcp_analysis.operations.lookup import Lookups
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
 from galaxy_mcp_analysis.operations.managing import ManagingRuns
@@ -33,11 +32,10 @@ class AnalysisOperationsManager(
     ReadingOutputs,
     NotebookPages,
     MakingInputs,
-    DebuggingJobs,
+    Jobs,
     ToolInputs,
     DynamicOptions,
     ToolInformation,
-    JobReruns,
     ManagingRuns,
     ItemUpdates,
     Workflows,

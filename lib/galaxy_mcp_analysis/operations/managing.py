@@ -1,5 +1,5 @@
 """Managing what was run and made: ``list_jobs``, ``cancel_job``, ``delete_history_items``,
-``restore_history_items`` (reading and rerunning a job: ``job_reruns``; changing a dataset or a
+``restore_history_items`` (reading and rerunning a job: ``jobs.reruns``; changing a dataset or a
 collection: ``item_updates``).
 
 Each goes through Galaxy's own layers: jobs are listed by ``JobsService.index``, read with

@@ -1,6 +1,6 @@
 """Reading and rerunning a job: ``get_job_parameters`` and ``rerun_job``.
 
-A job's recorded values are read with ``Tool.get_param_values`` (``operations.recorded_state``)
+A job's recorded values are read with ``Tool.get_param_values`` (``recorded_state``)
 and rerun through ``run_tool`` (so the preflight checks the changed request like any other).
 ``replace_outputs`` is Galaxy's rerun-and-remap (``rerun_remap_job_id`` in the tool request):
 Galaxy hides the new job's outputs and the failed ones, and hands the new outputs to the jobs that
@@ -25,7 +25,7 @@ from galaxy_mcp_analysis.core.reruns import (
     OutputPlace,
     placements,
 )
-from galaxy_mcp_analysis.operations.recorded_state import (
+from galaxy_mcp_analysis.operations.jobs.recorded_state import (
     conditional_selectors,
     RecordedState,
 )
@@ -40,8 +40,8 @@ REMAP_KEY = "rerun_remap_job_id"
 
 
 class JobReruns:
-    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``run_tool`` and
-    ``preflight``, and the job helpers of ``DebuggingJobs`` and ``ManagingRuns``)."""
+    """Reading and rerunning a job, a mixin of ``Jobs`` (needs the manager's ``app``, ``trans``, ``lookup``,
+    ``run_tool``, ``preflight`` and ``output_verdict``)."""
 
     # ---- get_job_parameters ----
 
