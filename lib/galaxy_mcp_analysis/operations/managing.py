@@ -124,11 +124,12 @@ class ManagingRuns:
             "create_time": job.create_time.isoformat(),
             "update_time": job.update_time.isoformat(),
             "history_id": encode(job.history_id) if job.history_id else None,
-            "outputs": self._job_outputs(job),
+            "outputs": self.job_outputs(job),
             "suspected_silent_failure": job.state == "ok" and self.output_verdict(job).suspected_silent_failure,
         }
 
-    def _job_outputs(self, job: Job) -> list[dict[str, Any]]:
+    def job_outputs(self, job: Job) -> list[dict[str, Any]]:
+        """The job's outputs by name, each a dataset_id or a collection_id."""
         encode = self.trans.security.encode_id
         outputs = [{"name": output.name, "dataset_id": encode(output.dataset_id)} for output in job.output_datasets]
         outputs += [

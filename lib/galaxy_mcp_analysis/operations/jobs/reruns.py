@@ -63,7 +63,7 @@ class JobReruns:
             "inputs": recorded.inputs,
             "parameters": recorded.parameters,
             "datasets": recorded.datasets,
-            "outputs": self._job_outputs(job),
+            "outputs": self.job_outputs(job),
             "rerunnable": bool(tool.is_workflow_compatible),
             **({"notes": recorded.notes} if recorded.notes else {}),
         }
