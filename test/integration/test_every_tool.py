@@ -152,6 +152,37 @@ def test_unknown_tools_and_bad_arguments_are_coded_too(mcp, api_key):
     assert "limit" in bad.splitlines()[0]
 
 
+#: One patch-set tool per kind of id the lookup layer (operations/lookup.py) resolves: the tool, the
+#: argument the id is passed as, the id's place in that argument, and the other arguments it needs.
+LOOKED_UP = (
+    ("list_jobs", "history_id", str, {}, "No history with id"),
+    ("peek_dataset_content", "dataset_id", str, {}, "No history dataset with id"),
+    ("update_dataset", "dataset_id", str, {"name": "x"}, "No history dataset with id"),
+    ("update_collection", "collection_id", str, {"name": "x"}, "No history collection with id"),
+    ("get_job_errors", "job_id", str, {}, "No job with id"),
+    ("cancel_job", "job_id", str, {}, "No job with id"),
+    ("wait_for_jobs", "job_ids", lambda value: [value], {}, "No job with id"),
+    ("wait_for_jobs", "dataset_ids", lambda value: [value], {}, "No history dataset with id"),
+    ("get_workflow_input_schema", "workflow_id", str, {}, "No workflow with id"),
+    ("get_page_revision", "page_id", str, {"revision_id": "0123456789abcdef"}, "No page with id"),
+)
+
+
+@pytest.mark.parametrize(
+    "tool,argument,place,others,missing", LOOKED_UP, ids=[f"{row[0]}-{row[1]}" for row in LOOKED_UP]
+)
+def test_each_kind_of_id_is_refused_naming_its_argument(galaxy, mcp, api_key, tool, argument, place, others, missing):
+    """A malformed id is a [VALIDATION_ERROR] naming the argument it came in; a well-formed one naming
+    nothing is [NOT_FOUND] naming the id."""
+    malformed = mcp.call_error(tool, **{argument: place("not-an-id!"), **others, "api_key": api_key})
+    assert_coded(malformed, "VALIDATION_ERROR")
+    assert malformed.startswith(f"[VALIDATION_ERROR] {argument} 'not-an-id!' is not a valid encoded id."), malformed
+    unknown_id = missing_id(galaxy)
+    unknown = mcp.call_error(tool, **{argument: place(unknown_id), **others, "api_key": api_key})
+    assert_coded(unknown, "NOT_FOUND")
+    assert unknown.startswith(f"[NOT_FOUND] {missing} {unknown_id} exists."), unknown
+
+
 # ---- the key from the HTTP request ----
 
 

@@ -15,7 +15,7 @@ from conftest import (
     held_upload,
     missing_id,
 )
-from galaxy_mcp_analysis.operations.jobs import MAX_SLEEPING_WAITS
+from galaxy_mcp_analysis.operations.jobs.waiting import MAX_SLEEPING_WAITS
 from galaxy_mcp_analysis.testing import (
     HeldFiles,
     rest,

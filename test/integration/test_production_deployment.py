@@ -1,6 +1,6 @@
 """Issue 18: the patch set on Galaxy as admins run it, started and stopped by gravity's ``galaxyctl``.
 
-One deployment (``galaxy_mcp_analysis.testing.production``): gunicorn with 2 workers and the
+One deployment (``galaxy_mcp_analysis.testing.gravity``): gunicorn with 2 workers and the
 patch set's worker class (the galaxy.yml's only patch-set line), 2 job handler processes
 (``db-skip-locked``), a Celery worker and beat on a throw-away Redis, PostgreSQL. On it, through
 /api/mcp with the official client:
@@ -46,10 +46,8 @@ from galaxy_mcp_analysis.testing.audit import (
     audit_lines,
     complete,
 )
-from galaxy_mcp_analysis.testing.production import (
-    GravityGalaxy,
-    RedisServer,
-)
+from galaxy_mcp_analysis.testing.gravity import GravityGalaxy
+from galaxy_mcp_analysis.testing.redis_server import RedisServer
 from replay_transcript import Transcript
 from test_field_report_replay import replay
 from test_gunicorn import MCP_ACCESS

@@ -12,7 +12,7 @@ import pytest
 from galaxy.tool_util.parser import get_tool_source
 
 from galaxy_mcp_analysis.core.job_logs import judge_outputs
-from galaxy_mcp_analysis.operations.jobs import job_output
+from galaxy_mcp_analysis.operations.jobs.failures import job_output
 
 TOOL_XML = """<tool id="outputs_demo" name="outputs demo" version="1.0" profile="21.01">
   <command>true</command>

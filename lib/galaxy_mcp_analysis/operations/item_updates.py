@@ -12,7 +12,6 @@ from galaxy import (
     exceptions,
     model,
 )
-from galaxy.managers.collections import DatasetCollectionManager
 from galaxy.managers.histories import HistoryManager
 from galaxy.model import (
     HistoryDatasetAssociation,
@@ -38,8 +37,8 @@ from galaxy_mcp_analysis.operations.galaxy_tags import (
 
 
 class ItemUpdates:
-    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``hda_manager`` and
-    ``get_dataset_details``, and ``_check_file_type`` of ``MakingInputs``)."""
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``lookup``,
+    ``get_dataset_details`` and ``check_file_type``)."""
 
     def _require_mutable_history(self, history, item: str, kind: str) -> None:
         """Galaxy's own rule (``HistoryManager.error_unless_mutable``) as a coded error."""
@@ -93,28 +92,7 @@ class ItemUpdates:
             )
 
     def _owned_dataset(self, dataset_id: str) -> HistoryDatasetAssociation:
-        try:
-            hda = self.hda_manager.get_owned(
-                self.trans.security.decode_id(dataset_id), self.trans.user, current_history=self.trans.history
-            )
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"dataset_id {dataset_id[:40]!r} is not a valid encoded id.",
-                "Pass an `id` from get_history_contents(history_id).",
-            ) from None
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history dataset with id {dataset_id} exists.",
-                "List datasets with get_history_contents(history_id).",
-            ) from None
-        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Dataset {dataset_id} belongs to another user; only its owner can change it.",
-                "Copy it into your own history first, or change your own datasets (get_history_contents).",
-            ) from None
+        hda = self.lookup.dataset(dataset_id, own=True)
         self._require_mutable_history(hda.history, f"Dataset {dataset_id}", "dataset")
         if hda.purged:
             raise AnalysisError(
@@ -137,7 +115,7 @@ class ItemUpdates:
                 "Pass the datatype to set, e.g. file_type='tabular'.",
             )
         try:
-            self._check_file_type(file_type)
+            self.check_file_type(file_type)
         except AnalysisError as unknown:
             raise AnalysisError(
                 unknown.code,
@@ -216,30 +194,7 @@ class ItemUpdates:
 
     def _owned_collection(self, collection_id: str) -> HistoryDatasetCollectionAssociation:
         """The caller's history collection (Galaxy's managers decide), if it can still change; else a coded error."""
-        try:
-            decoded = self.trans.security.decode_id(collection_id)
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"collection_id {collection_id[:40]!r} is not a valid encoded id.",
-                "Pass an `id` of a dataset_collection from get_history_contents(history_id).",
-            ) from None
-        try:
-            hdca = self.app[DatasetCollectionManager].get_dataset_collection_instance(
-                self.trans, "history", decoded, check_ownership=True
-            )
-        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Collection {collection_id} belongs to another user; only its owner can change it.",
-                "Copy it into your own history first, or change your own collections (get_history_contents).",
-            ) from None
-        except exceptions.MessageException:  # Galaxy reports an unknown id as a bad parameter
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history collection with id {collection_id} exists.",
-                "List collections with get_history_contents(history_id).",
-            ) from None
+        hdca = self.lookup.collection(collection_id, own=True)
         self._require_mutable_history(hdca.history, f"Collection {collection_id}", "collection")
         if hdca.deleted and (elements := hdca.dataset_instances) and all(hda.purged for hda in elements):
             # What delete_history_items reports as purged: deleted with every dataset purged.

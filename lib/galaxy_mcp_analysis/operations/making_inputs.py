@@ -10,16 +10,10 @@ caller's to read. Pasted text goes through the same fetch request as
 """
 
 import difflib
-from collections.abc import (
-    Callable,
-    Iterator,
-)
+from collections.abc import Iterator
 from typing import Any
 
 from galaxy import exceptions
-from galaxy.managers.collections import DatasetCollectionManager
-from galaxy.managers.histories import HistoryManager
-from galaxy.managers.lddas import LDDAManager
 from galaxy.model import HistoryDatasetCollectionAssociation
 from galaxy.schema.fetch_data import (
     DataElementsTarget,
@@ -52,6 +46,7 @@ from galaxy_mcp_analysis.core.errors import (
 from galaxy_mcp_analysis.core.input_problems import problems_error
 from galaxy_mcp_analysis.core.storable import check_storable
 from galaxy_mcp_analysis.operations.galaxy_tags import is_galaxy_tag
+from galaxy_mcp_analysis.operations.lookup import problem_line
 
 #: file_type values Galaxy's fetch accepts without a registered datatype of that name.
 DETECTED_FILE_TYPES = ("auto",)
@@ -118,15 +113,16 @@ class MakingInputs:
         """Galaxy's data fetch of one element into a history the caller may write."""
         # Pasted content itself may hold any bytes; these land in text columns.
         check_storable(name=element.name, dbkey=element.dbkey, file_type=element.ext)
-        self._check_file_type(element.ext)
-        self._writable_history(history_id)
+        self.check_file_type(element.ext)
+        self.lookup.history(history_id, "write")
         payload = FetchDataPayload(
             history_id=history_id,
             targets=[DataElementsTarget(destination=HdaDestination(type="hdas"), elements=[element])],
         )
         return self._encode_ids_in_response(self.tools_service.create_fetch(self.trans, payload))
 
-    def _check_file_type(self, file_type: str) -> None:
+    def check_file_type(self, file_type: str) -> None:
+        """Nothing, if this Galaxy knows the datatype (or detects it: 'auto'); else a [VALIDATION_ERROR]."""
         registry = self.app.datatypes_registry
         if file_type in DETECTED_FILE_TYPES or registry.get_datatype_by_extension(file_type) is not None:
             return
@@ -139,49 +135,6 @@ class MakingInputs:
             "txt, tabular, csv, bed, gff3, fasta, fastqsanger, vcf, json; this server's full list is at "
             "GET /api/datatypes (or in the upload form's type menu).",
         )
-
-    def _writable_history(self, history_id: str):
-        """The caller's own history (Galaxy's HistoryManager decides), else a coded error."""
-        return self._history(history_id, write=True)
-
-    def _history(self, history_id: str, write: bool, *, own: bool = False):
-        """The history, if the caller may write it (``write``), owns it (``own``) or may read it; else a
-        coded error. The one history lookup of the operations (Galaxy's HistoryManager decides)."""
-        histories = self.app[HistoryManager]
-        get = histories.get_mutable if write else histories.get_owned if own else histories.get_accessible
-        try:  # Galaxy's decode_id raises MalformedId for any id it cannot decode
-            return get(self.trans.security.decode_id(history_id), self.trans.user, current_history=self.trans.history)
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"history_id {str(history_id)[:40]!r} is not a valid encoded id.",
-                "Pass an `id` from list_histories() or create_history(name).",
-            ) from None
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history with id {history_id} exists.",
-                "List yours with list_histories() or make one with create_history(name).",
-            ) from None
-        except exceptions.ItemImmutableException:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"History {history_id} is purged or archived; nothing can be added to it.",
-                "Create a new history with create_history(name) and work there.",
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} is not accessible to this API key's user (another user's history).",
-                "Use one of your histories (list_histories()) or one shared with you.",
-            ) from None
-        except exceptions.ItemOwnershipException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"History {history_id} belongs to another user; only your own histories can be "
-                + ("written to." if write else "used here."),
-                "Use one of your histories (list_histories()) or create one with create_history(name).",
-            ) from None
 
     # ---- Collections ---------------------------------------------------------------------
 
@@ -197,7 +150,7 @@ class MakingInputs:
         """A new history collection, created only once the whole request is known to succeed."""
         references = check_element_identifiers(collection_type, element_identifiers, is_galaxy_tag)
         check_storable(name=name)
-        self._writable_history(history_id)
+        self.lookup.history(history_id, "write")
         self._check_element_references(references, hide_source_items, "Elements of the new collection")
         payload = CreateNewCollectionPayload(
             collection_type=collection_type,
@@ -275,17 +228,13 @@ class MakingInputs:
         for reference in decoded:
             by_src.setdefault(reference.src, []).append(reference)
         yield from self._dataset_problems(by_src.get("hda", []), decoded, hide_source_items)
-        yield from self._collection_problems(by_src.get("hdca", []), decoded)
-        yield from self._library_dataset_problems(by_src.get("ldda", []), decoded)
+        yield from self._item_problems(by_src.get("hdca", []) + by_src.get("ldda", []))
 
     def _dataset_problems(
         self, references: list[ElementReference], decoded: dict[ElementReference, int], hide_source_items: bool
     ) -> Iterator[tuple[ErrorCode, str]]:
         user = self.trans.user
-        # One query for all datasets; the permission check itself stays Galaxy's, per dataset.
-        found = {hda.id: hda for hda in self.hda_manager.by_ids(sorted({decoded[r] for r in references}))}
-        # Each distinct dataset is checked once, however many elements name it.
-        accessible = {hda_id: self.hda_manager.is_accessible(hda, user) for hda_id, hda in found.items()}
+        found, accessible = self.lookup.datasets({decoded[reference] for reference in references})
         for reference in references:
             hda = found.get(decoded[reference])
             if hda is None or hda.purged:
@@ -303,51 +252,32 @@ class MakingInputs:
                     "cannot hide it; pass hide_source_items=false or copy it into your history first.",
                 )
 
-    def _collection_problems(
-        self, references: list[ElementReference], decoded: dict[ElementReference, int]
-    ) -> Iterator[tuple[ErrorCode, str]]:
-        collections = self.app[DatasetCollectionManager]
+    def _item_problems(self, references: list[ElementReference]) -> Iterator[tuple[ErrorCode, str]]:
+        """Each collection or library dataset element, looked up one by one (Galaxy's managers decide)."""
         for reference in references:
-            hdca, problem = _looked_up(
-                reference,
-                "history collection",
-                lambda item_id: collections.get_dataset_collection_instance(
-                    self.trans, "history", item_id, check_accessible=True
-                ),
-                decoded[reference],
-            )
-            if problem:
-                yield problem
-            elif reference.collection_type and hdca.collection.collection_type != reference.collection_type:
+            kind = "history collection" if reference.src == "hdca" else "library dataset"
+            try:
+                item = self.lookup.item(reference.src, reference.id)
+            except AnalysisError as refused:
+                yield problem_line(refused, reference.path, kind, reference.id, "is not accessible")
+                continue
+            actual = item.collection.collection_type if reference.src == "hdca" else None
+            if reference.collection_type and actual != reference.collection_type:
                 yield (
                     ErrorCode.VALIDATION_ERROR,
-                    f"{reference.path}: collection {reference.id} is a {hdca.collection.collection_type!r}; "
+                    f"{reference.path}: collection {reference.id} is a {actual!r}; "
                     f"this level needs a {reference.collection_type!r} collection.",
                 )
-
-    def _library_dataset_problems(
-        self, references: list[ElementReference], decoded: dict[ElementReference, int]
-    ) -> Iterator[tuple[ErrorCode, str]]:
-        lddas = self.app[LDDAManager]
-        for reference in references:
-            _, problem = _looked_up(
-                reference,
-                "library dataset",
-                lambda item_id: lddas.get(self.trans, item_id, check_accessible=True),
-                decoded[reference],
-            )
-            if problem:
-                yield problem
 
     # ---- Map-over in Galaxy's run_tool / get_tool_details -----------------------------------
 
     def run_tool(self, history_id: str, tool_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
         """Galaxy's run_tool, its inputs checked first (operations.tool_inputs), bare collections mapped over."""
         # Galaxy's own refusal of an unknown tool is a bare "Tool not found." coded as invalid input;
-        # _tool_for answers [NOT_FOUND] with how to find the id (and refuses tools the user may not run).
-        tool = self._tool_for(tool_id)
-        self._check_input_references(inputs)
-        history = self._writable_history(history_id)
+        # lookup.tool answers [NOT_FOUND] with how to find the id (and refuses tools the user may not run).
+        tool = self.lookup.tool(tool_id)
+        self.check_input_references(inputs)
+        history = self.lookup.history(history_id, "write")
         checked = self.preflight(tool, inputs, raise_problems=True)
         try:
             result = super().run_tool(history_id, tool_id, checked.flat)
@@ -372,7 +302,7 @@ class MakingInputs:
         ]
         return result
 
-    def _check_input_references(self, inputs: Any) -> None:
+    def check_input_references(self, inputs: Any) -> None:
         """Every item the inputs name exists and is the caller's to read; the error names only ids."""
         references = [
             ElementReference(f"inputs.{path}", src, item_id) for path, src, item_id in input_references(inputs)
@@ -408,18 +338,6 @@ def _require_tool_id(tool_id: str) -> None:
             "tool_id is empty.",
             "Find a tool id with search_tools(query), e.g. search_tools('cut columns') -> 'Cut1'.",
         )
-
-
-def _looked_up(
-    reference: ElementReference, kind: str, lookup: Callable[[int], Any], item_id: int
-) -> tuple[Any, tuple[ErrorCode, str] | None]:
-    """``(item, None)``, or ``(None, problem)`` when Galaxy's lookup refuses the element."""
-    try:
-        return lookup(item_id), None
-    except exceptions.ItemAccessibilityException:
-        return None, (ErrorCode.AUTHORIZATION_ERROR, f"{reference.path}: {kind} {reference.id} is not accessible.")
-    except exceptions.MessageException:  # Galaxy's lookups report an unknown id as a plain or parameter error
-        return None, (ErrorCode.NOT_FOUND, f"{reference.path}: no {kind} with id {reference.id} exists.")
 
 
 def data_inputs(inputs: dict) -> list[DataInput]:

@@ -3,8 +3,8 @@
 Galaxy's MCP module builds this class for every one of its tools once the
 ``operations-manager`` patch is applied, so stock tools and ours share one manager
 per call. Each capability is one mixin module beside this one; each method is a thin
-adapter: Galaxy's managers and services do the permission checks; the pure logic lives
-in ``galaxy_mcp_analysis.core``.
+adapter: Galaxy's managers and services do the permission checks (an id becomes an object
+through ``self.lookup``, the one lookup layer); the pure logic lives in ``galaxy_mcp_analysis.core``.
 """
 
 from typing import Any
@@ -14,9 +14,9 @@ from galaxy.agents.operations import AgentOperationsManager
 from galaxy_mcp_analysis import __version__
 from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.operations.dynamic_options import DynamicOptions
-from galaxy_mcp_analysis.operations.job_reruns import JobReruns
 from galaxy_mcp_analysis.operations.item_updates import ItemUpdates
-from galaxy_mcp_analysis.operations.jobs import DebuggingJobs
+from galaxy_mcp_analysis.operations.jobs import Jobs
+from galaxy_mcp_analysis.operations.lookup import Lookups
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
 from galaxy_mcp_analysis.operations.managing import ManagingRuns
 from galaxy_mcp_analysis.operations.pages import NotebookPages
@@ -32,14 +32,14 @@ class AnalysisOperationsManager(
     ReadingOutputs,
     NotebookPages,
     MakingInputs,
-    DebuggingJobs,
+    Jobs,
     ToolInputs,
     DynamicOptions,
     ToolInformation,
-    JobReruns,
     ManagingRuns,
     ItemUpdates,
     Workflows,
+    Lookups,
     AgentOperationsManager,
 ):
     #: Set from the environment when the patch is applied.

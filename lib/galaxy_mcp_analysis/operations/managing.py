@@ -1,5 +1,5 @@
 """Managing what was run and made: ``list_jobs``, ``cancel_job``, ``delete_history_items``,
-``restore_history_items`` (reading and rerunning a job: ``job_reruns``; changing a dataset or a
+``restore_history_items`` (reading and rerunning a job: ``jobs.reruns``; changing a dataset or a
 collection: ``item_updates``).
 
 Each goes through Galaxy's own layers: jobs are listed by ``JobsService.index``, read with
@@ -11,8 +11,6 @@ field is checked first, with Galaxy's managers; only then is anything changed.
 from typing import Any
 
 from galaxy import exceptions
-from galaxy.managers.collections import DatasetCollectionManager
-from galaxy.managers.histories import HistoryManager
 from galaxy.model import (
     HistoryDatasetCollectionAssociation,
     Job,
@@ -45,6 +43,7 @@ from galaxy_mcp_analysis.core.managing import (
     HistoryItemRef,
 )
 from galaxy_mcp_analysis.operations.item_updates import still_uploading
+from galaxy_mcp_analysis.operations.lookup import problem_line
 
 #: Jobs one list_jobs page holds at most (Galaxy's own default page of job listings).
 MAX_LISTED_JOBS = 500
@@ -56,8 +55,8 @@ _CODE_ORDER = (ErrorCode.AUTHORIZATION_ERROR, ErrorCode.NOT_FOUND, ErrorCode.CON
 
 
 class ManagingRuns:
-    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, services, and the
-    job helpers of ``DebuggingJobs`` and history helper of ``MakingInputs``)."""
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, services, ``lookup``
+    and ``output_verdict`` of the job capability)."""
 
     # ---- list_jobs ----
 
@@ -83,7 +82,7 @@ class ManagingRuns:
                 f"state {state[:40]!r} is not a job state." + (f" Did you mean {', '.join(close)}?" if close else ""),
                 f"Use one of: {', '.join(JOB_STATES)}.",
             )
-        decoded_history = self._history(history_id, write=False).id if history_id else None
+        decoded_history = self.lookup.history(history_id).id if history_id else None
         payload = JobIndexPayload(
             history_id=history_id,
             # Without a history, only the caller's own jobs (admins too: tools act as the key's user).
@@ -125,11 +124,12 @@ class ManagingRuns:
             "create_time": job.create_time.isoformat(),
             "update_time": job.update_time.isoformat(),
             "history_id": encode(job.history_id) if job.history_id else None,
-            "outputs": self._job_outputs(job),
-            "suspected_silent_failure": job.state == "ok" and self._judge_outputs(job).suspected_silent_failure,
+            "outputs": self.job_outputs(job),
+            "suspected_silent_failure": job.state == "ok" and self.output_verdict(job).suspected_silent_failure,
         }
 
-    def _job_outputs(self, job: Job) -> list[dict[str, Any]]:
+    def job_outputs(self, job: Job) -> list[dict[str, Any]]:
+        """The job's outputs by name, each a dataset_id or a collection_id."""
         encode = self.trans.security.encode_id
         outputs = [{"name": output.name, "dataset_id": encode(output.dataset_id)} for output in job.output_datasets]
         outputs += [
@@ -138,34 +138,12 @@ class ManagingRuns:
         ]
         return outputs
 
-    def _decoded_job_id(self, job_id: str) -> int:
-        try:
-            return self.trans.security.decode_id(job_id)
-        except exceptions.MalformedId:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"job_id {job_id[:40]!r} is not a valid encoded id.",
-                "Job ids come from run_tool's `jobs`, list_jobs or wait_for_jobs.",
-            ) from None
-
-    def _owned_job_history(self, job: Job, job_id: str, action: str):
-        """The job's history if it is the caller's (Galaxy's HistoryManager decides), else a coded error."""
-        try:
-            return self.app[HistoryManager].get_owned(job.history_id, self.trans.user, current_history=None)
-        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException, exceptions.ObjectNotFound):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Job {job_id} belongs to another user; only its owner can {action}.",
-                "Rerun it into your own history instead (rerun_job without replace_outputs), or list your "
-                "jobs with list_jobs().",
-            ) from None
-
     # ---- cancel_job ----
 
     def cancel_job(self, job_id: str) -> dict[str, Any]:
         """Galaxy's stop of a job that is not finished yet; a finished job is a [CONFLICT]."""
-        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
-        self._owned_job_history(job, job_id, "cancel it")
+        job = self.lookup.job(job_id)
+        self.lookup.job_history(job, job_id, "cancel it")
         previous = job.state
         if not cancellable(previous):
             raise AnalysisError(
@@ -191,7 +169,7 @@ class ManagingRuns:
     ) -> dict[str, Any]:
         """Galaxy's delete (and purge) of every item, once every item is known to be the caller's, in the history."""
         refs = history_item_refs(items)
-        history = self._writable_history(history_id)
+        history = self.lookup.history(history_id, "write")
         found = self._owned_items(refs, history, "delete", purge=purge, recursive=recursive)
         if purge:
             self._check_purge_allowed()
@@ -211,7 +189,7 @@ class ManagingRuns:
     def restore_history_items(self, history_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         """Galaxy's undelete of every item (a collection with its deleted datasets), once all are known to be restorable."""
         refs = history_item_refs(items)
-        history = self._writable_history(history_id)
+        history = self.lookup.history(history_id, "write")
         found = self._owned_items(refs, history, "restore")
         encode = self.trans.security.encode_id
         contents = [
@@ -273,23 +251,10 @@ class ManagingRuns:
 
     def _owned_item(self, ref: HistoryItemRef) -> tuple[Any, tuple[ErrorCode, str] | None]:
         try:
-            decoded = self.trans.security.decode_id(ref.id)
-        except exceptions.MalformedId:
-            return None, (ErrorCode.VALIDATION_ERROR, f"{ref.path}: {ref.id[:40]!r} is not a valid encoded id.")
-        kind = "dataset" if ref.src == "hda" else "collection"
-        try:
-            if ref.src == "hda":
-                return self.hda_manager.get_owned(decoded, self.trans.user, current_history=self.trans.history), None
-            return (
-                self.app[DatasetCollectionManager].get_dataset_collection_instance(
-                    self.trans, "history", decoded, check_ownership=True
-                ),
-                None,
-            )
-        except (exceptions.ItemOwnershipException, exceptions.ItemAccessibilityException):
-            return None, (ErrorCode.AUTHORIZATION_ERROR, f"{ref.path}: {kind} {ref.id} belongs to another user.")
-        except exceptions.MessageException:  # Galaxy reports an unknown id as not found or as a bad parameter
-            return None, (ErrorCode.NOT_FOUND, f"{ref.path}: no {kind} with id {ref.id} exists.")
+            return self.lookup.item(ref.src, ref.id, own=True), None
+        except AnalysisError as refused:
+            kind = "dataset" if ref.src == "hda" else "collection"
+            return None, problem_line(refused, ref.path, kind, ref.id, "belongs to another user")
 
     def _check_purge_allowed(self) -> None:
         try:

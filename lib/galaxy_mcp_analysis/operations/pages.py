@@ -10,10 +10,7 @@ import io
 from typing import Any
 
 from galaxy import exceptions
-from galaxy.managers import base as managers_base
 from galaxy.managers.markdown_util import to_basic_markdown
-from galaxy.managers.histories import HistoryManager
-from galaxy.managers.jobs import JobManager
 from galaxy.managers.pages import PageManager
 from galaxy.schema.schema import (
     CreatePagePayload,
@@ -50,8 +47,19 @@ PAGE_FIELDS = (
 )  # fmt: skip
 
 
+#: The lookup (``operations.lookup.Lookup``) of each id argument a page directive embeds.
+_REFERENCED_KINDS = {
+    "history_dataset_id": "dataset",
+    "history_dataset_collection_id": "collection",
+    "history_id": "history",
+    "job_id": "job",
+    "invocation_id": "invocation",
+    "workflow_id": "workflow",
+}
+
+
 class NotebookPages:
-    """Operations mixin of AnalysisOperationsManager (needs its ``app`` and ``trans``)."""
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans`` and ``lookup``)."""
 
     @property
     def pages_service(self):
@@ -102,7 +110,7 @@ class NotebookPages:
         details = self.pages_service.show(self.trans, self._decode(page_id)).model_dump(mode="json")
         result = self._page_result(details, include_rendered)
         if include_rendered:
-            result.update(self._rendered(self._accessible_page(page_id).latest_revision))
+            result.update(self._rendered(self.lookup.page(page_id).latest_revision))
         return result
 
     def create_page(
@@ -158,7 +166,7 @@ class NotebookPages:
 
     def get_page_revision(self, page_id: str, revision_id: str, include_rendered: bool = False) -> dict[str, Any]:
         # Galaxy's PageRevisionDetails keeps only the rendered form; the manager has both.
-        page = self._accessible_page(page_id)
+        page = self.lookup.page(page_id)
         manager = self.app[PageManager]
         revision = manager.get_revision(self.trans, page, self._decode(revision_id))
         exported = manager.rewrite_content_for_export(self.trans, {**revision.to_dict(), "page_id": page.id})
@@ -197,11 +205,6 @@ class NotebookPages:
     def _decode(self, encoded_id: str) -> int:
         return self.trans.security.decode_id(encoded_id)
 
-    def _accessible_page(self, page_id: str):
-        return managers_base.get_object(
-            self.trans, self._decode(page_id), "Page", check_ownership=False, check_accessible=True
-        )
-
     def _rendered(self, revision) -> dict[str, Any]:
         """The revision as Galaxy renders it for export (to_basic_markdown: every embed expanded), bounded."""
         if revision.content_format != "markdown":
@@ -236,16 +239,19 @@ class NotebookPages:
 
     def _reference_problem(self, reference: IdReference) -> DirectiveProblem | None:
         """Whether the object a directive embeds exists and this user may see it (Galaxy's checks)."""
-        check = self._REFERENCE_CHECKS.get(reference.argument)
-        if check is None:
+        kind = _REFERENCED_KINDS.get(reference.argument)
+        if kind is None:
             return None
         try:
-            check(self, self._decode(reference.value))
+            getattr(self.lookup, kind)(reference.value)
             return None
-        except exceptions.MessageException as e:
+        except AnalysisError as refused:
+            reason = {
+                ErrorCode.AUTHORIZATION_ERROR: "is not accessible to you",
+                ErrorCode.VALIDATION_ERROR: "is not a valid Galaxy id",
+            }.get(refused.code, "does not exist")
+        except exceptions.MessageException as e:  # a refusal the lookup does not name
             reason = "is not accessible to you" if e.status_code == 403 else "does not exist"
-            if isinstance(e, exceptions.MalformedId):
-                reason = "is not a valid Galaxy id"
         return DirectiveProblem(
             line=reference.line,
             directive=reference.directive,
@@ -255,33 +261,6 @@ class NotebookPages:
             suggestion=f"Use an id from get_history_contents(history_id) (or the matching list tool) in "
             f"{reference.directive}({reference.argument}=...).",
         )
-
-    def _check_dataset(self, decoded: int) -> None:
-        self.hda_manager.get_accessible(decoded, self.trans.user)
-
-    def _check_collection(self, decoded: int) -> None:
-        self.app.dataset_collection_manager.get_dataset_collection_instance(self.trans, "history", decoded)
-
-    def _check_history(self, decoded: int) -> None:
-        self.app[HistoryManager].get_accessible(decoded, self.trans.user)
-
-    def _check_job(self, decoded: int) -> None:
-        self.app[JobManager].get_accessible_job(self.trans, decoded)
-
-    def _check_invocation(self, decoded: int) -> None:
-        self.app.workflow_manager.get_invocation(self.trans, decoded, check_ownership=False, check_accessible=True)
-
-    def _check_workflow(self, decoded: int) -> None:
-        self.app.workflow_manager.get_stored_accessible_workflow(self.trans, self.trans.security.encode_id(decoded))
-
-    _REFERENCE_CHECKS = {
-        "history_dataset_id": _check_dataset,
-        "history_dataset_collection_id": _check_collection,
-        "history_id": _check_history,
-        "job_id": _check_job,
-        "invocation_id": _check_invocation,
-        "workflow_id": _check_workflow,
-    }
 
     def _write(self, write):
         """Run a page write; on any failure roll back so nothing half-done stays in the session."""

@@ -10,7 +10,6 @@ store's own ``_get_data`` reads text mode and cannot seek by byte.
 import gzip
 from typing import Any
 
-from galaxy import exceptions
 from galaxy.datatypes.data import (
     Data,
     Text,
@@ -40,7 +39,7 @@ READABLE_STATES = frozenset({"ok", "error", "failed_metadata"})
 
 
 class ReadingOutputs:
-    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``hda_manager``, ``settings``)."""
+    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``lookup``, ``settings``)."""
 
     def peek_dataset_content(
         self,
@@ -94,27 +93,22 @@ class ReadingOutputs:
         return result
 
     def _readable_hda(self, dataset_id: str):
-        decoded = self.trans.security.decode_id(dataset_id)
         try:
-            hda = self.hda_manager.get_accessible(decoded, self.trans.user)
-        except (exceptions.ObjectNotFound, exceptions.ItemAccessibilityException) as e:
+            hda = self.lookup.dataset(
+                dataset_id,
+                missing_hint="List datasets with get_history_contents(history_id) and use an `id` from there.",
+                denied_hint="Read only your own datasets or ones shared with you (get_history_contents(history_id)).",
+            )
+        except AnalysisError as refused:
             # The id may be the caller's collection whose number is also some dataset's.
-            if other := self._other_item_named_by(decoded):
+            if refused.code is not ErrorCode.VALIDATION_ERROR and (
+                other := self._other_item_named_by(self.trans.security.decode_id(dataset_id))
+            ):
                 kind, name, suggestion = other
                 raise AnalysisError(
                     ErrorCode.VALIDATION_ERROR, f"{dataset_id} is a {kind} ({name!r}), not a history dataset.", suggestion
                 ) from None
-            if isinstance(e, exceptions.ItemAccessibilityException):
-                raise AnalysisError(
-                    ErrorCode.AUTHORIZATION_ERROR,
-                    f"Dataset {dataset_id} is not accessible to this API key's user (its permissions are private).",
-                    "Read only your own datasets or ones shared with you (get_history_contents(history_id)).",
-                ) from None
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history dataset with id {dataset_id} exists.",
-                "List datasets with get_history_contents(history_id) and use an `id` from there.",
-            ) from None
+            raise
         if hda.purged or hda.dataset.purged:
             raise AnalysisError(
                 ErrorCode.NOT_FOUND,

@@ -30,14 +30,14 @@ class ToolInformation:
     def get_tool_run_examples(self, tool_id: str, tool_version: str | None = None) -> dict[str, Any]:
         """The tool's ``<tests>`` cases (stock method overridden: it failed on every tool with tests)."""
         if tool_version == ALL_VERSIONS:
-            default = self._tool_for(tool_id)
+            default = self.lookup.tool(tool_id)
             tools = [
                 tool
                 for tool in self.app.toolbox.get_tool(tool_id, get_all_versions=True) or [default]
                 if tool.allow_user_access(self.trans.user)
             ]
         else:
-            default = self._tool_for(tool_id, tool_version)
+            default = self.lookup.tool(tool_id, tool_version)
             tools = [default]
         test_cases = [
             example_from_test(
@@ -89,7 +89,7 @@ class ToolInformation:
         self, tool_id: str, tool_version: str | None = None, offset: int = 0, max_bytes: int = 8192
     ) -> dict[str, Any]:
         """The tool's help as plain text, a byte range of it, with what else tells how to use it."""
-        tool = self._tool_for(tool_id, tool_version)
+        tool = self.lookup.tool(tool_id, tool_version)
         applied, capped = clamp_max_bytes(max_bytes, self.settings.max_read_bytes)
         help_source = tool.raw_help
         text = help_as_text(help_source.content) if help_source is not None else ""

@@ -23,7 +23,6 @@ from dataclasses import (
 from typing import Any
 
 from galaxy import exceptions
-from galaxy.managers.collections import DatasetCollectionManager
 from galaxy.tool_util.parameters import (
     fill_static_defaults,
     RelaxedRequestToolState,
@@ -43,10 +42,6 @@ from galaxy_mcp_analysis.core import (
 )
 from galaxy_mcp_analysis.core.conditional_branches import with_implicit_branches
 from galaxy_mcp_analysis.core.datatypes import datatype_fits
-from galaxy_mcp_analysis.core.errors import (
-    AnalysisError,
-    ErrorCode,
-)
 from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
     INVALID_VALUE,
@@ -64,6 +59,7 @@ from galaxy_mcp_analysis.core.tool_input_problems import (
 )
 from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
+from galaxy_mcp_analysis.operations.lookup import or_none
 from galaxy_mcp_analysis.operations.making_inputs import data_inputs
 
 
@@ -117,32 +113,6 @@ class ToolInputs:
 
     # ---- The model of one tool -----------------------------------------------------------------
 
-    def _tool_for(self, tool_id: str, tool_version: str | None = None):
-        if not isinstance(tool_id, str) or not tool_id.strip():
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                "tool_id is empty.",
-                "Find a tool id with search_tools(query), e.g. search_tools('sort') -> 'sort1'.",
-            )
-        tool = self.app.toolbox.get_tool(tool_id, tool_version=tool_version) if tool_version else None
-        if tool_version and tool is not None and tool.version != tool_version:
-            tool = None
-        if not tool_version:
-            tool = self._get_toolbox_tool(tool_id)
-        if tool is None or not tool.allow_user_access(self.trans.user):
-            versions = ""
-            if tool_version:
-                known = self._get_toolbox_tool(tool_id)
-                if known is not None and known.allow_user_access(self.trans.user):
-                    versions = f" Versions served: {', '.join(sorted(getattr(known, 'tool_versions', [known.version])))}."
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No tool {tool_id!r}" + (f" in version {tool_version!r}" if tool_version else "") + " is served."
-                + versions,
-                "Find tool ids with search_tools(query); omit tool_version for the default version.",
-            )
-        return tool
-
     def _modelled(self, tool) -> ModelledTool | None:
         """The tool's model and its renderings, cached per tool id and version; None when Galaxy cannot model it."""
         if tool.parameters is None:
@@ -173,9 +143,9 @@ class ToolInputs:
     def get_tool_input_schema(
         self, tool_id: str, tool_version: str | None = None, history_id: str | None = None
     ) -> dict[str, Any]:
-        tool = self._tool_for(tool_id, tool_version)
+        tool = self.lookup.tool(tool_id, tool_version)
         if history_id is not None:
-            self._history(history_id, write=False)
+            self.lookup.history(history_id)
         modelled = self._modelled(tool)
         answer: dict[str, Any] = {"tool_id": tool.id, "tool_version": tool.version, "name": tool.name}
         if modelled is None:
@@ -221,7 +191,7 @@ class ToolInputs:
         ``partial``: missing required parameters are not problems (workflow step overrides).
         ``connected``: data-input paths (flat ``a|b`` or dotted) fed by connections; they count as present.
         """
-        tool = self._tool_for(tool_id, tool_version)
+        tool = self.lookup.tool(tool_id, tool_version)
         modelled = self._modelled(tool)
         if modelled is None:
             return []
@@ -347,21 +317,7 @@ class ToolInputs:
 
     def _referenced_item(self, reference: Mapping[str, Any]):
         """The HDA, LDDA or HDCA a reference names (run_tool checked access before), or None."""
-        try:
-            item_id = self.trans.security.decode_id(reference["id"])
-            if reference["src"] == "hda":
-                return self.hda_manager.get_accessible(item_id, self.trans.user)
-            if reference["src"] == "hdca":
-                return self.app[DatasetCollectionManager].get_dataset_collection_instance(
-                    self.trans, "history", item_id, check_accessible=True
-                )
-            if reference["src"] == "ldda":
-                from galaxy.managers.lddas import LDDAManager
-
-                return self.app[LDDAManager].get(self.trans, item_id, check_accessible=True)
-        except exceptions.MessageException:
-            return None
-        return None
+        return or_none(lambda: self.lookup.item(reference["src"], reference["id"]))
 
     def _map_over(self, modelled: ModelledTool, state: dict) -> tuple[list[dict[str, Any]], int]:
         """One entry per input given in batch form, and how many jobs Galaxy will create."""
@@ -403,9 +359,9 @@ class ToolInputs:
     def check_tool_inputs(
         self, history_id: str, tool_id: str, inputs: dict, tool_version: str | None = None
     ) -> dict[str, Any]:
-        tool = self._tool_for(tool_id, tool_version)
-        history = self._writable_history(history_id)
-        self._check_input_references(inputs)
+        tool = self.lookup.tool(tool_id, tool_version)
+        history = self.lookup.history(history_id, "write")
+        self.check_input_references(inputs)
         checked = self.preflight(tool, inputs, raise_problems=False)
         if not checked.problems:
             # run_tool's answer too: Galaxy refuses these when it populates the request against the data.

@@ -19,7 +19,7 @@ from galaxy_mcp_analysis.core.workflow_steps import (
     terminal_outputs,
     ToolStepShape,
 )
-from galaxy_mcp_analysis.operations.recorded_state import RecordedState
+from galaxy_mcp_analysis.operations.jobs.recorded_state import RecordedState
 
 
 def label_steps_and_outputs(workflow, toolbox, user) -> bool:

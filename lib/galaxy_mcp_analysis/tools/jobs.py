@@ -1,4 +1,4 @@
-"""MCP declarations for debugging jobs (operations in galaxy_mcp_analysis.operations.jobs)."""
+"""MCP declarations for debugging jobs (operations in the galaxy_mcp_analysis.operations.jobs package)."""
 
 from typing import (
     Annotated,

@@ -21,26 +21,7 @@ class WorkflowAccess:
     """Finding the caller's workflow, a mixin of ``Workflows``."""
 
     def _accessible_workflow(self, workflow_id: str, version: int | None) -> tuple[StoredWorkflow, Workflow]:
-        try:
-            decoded = self.trans.security.decode_id(workflow_id)
-        except (exceptions.MalformedId, ValueError, TypeError):
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"workflow_id {workflow_id!r} is not a valid encoded id.",
-                "Use an `id` from list_workflows().",
-            ) from None
-        try:
-            stored = self.app.workflow_manager.get_stored_accessible_workflow(self.trans, decoded, by_stored_id=True)
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND, f"No workflow with id {workflow_id} exists.", "List yours with list_workflows()."
-            ) from None
-        except (exceptions.ItemAccessibilityException, exceptions.ItemOwnershipException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Workflow {workflow_id} is not accessible to this API key's user (another user's private workflow).",
-                "Use your own workflows, or published or shared ones (list_workflows(show_published=True)).",
-            ) from None
+        stored = self.lookup.workflow(workflow_id)
         try:
             workflow = stored.get_internal_version(version)
         except (exceptions.MessageException, IndexError):

@@ -49,7 +49,7 @@ class WorkflowExtraction:
         dataset_ids: list[str] | None = None,
         collection_ids: list[str] | None = None,
     ) -> dict[str, Any]:
-        history = self._history(history_id, write=False, own=True)
+        history = self.lookup.history(history_id, "own")
         if not name or not name.strip():
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR, "name is empty.", "Name the workflow, e.g. name='Sort and count'."
@@ -107,7 +107,7 @@ class WorkflowExtraction:
         if job_ids is not None:
             jobs = []
             for encoded in job_ids:
-                job = self._accessible_job(self.trans.security.decode_id(encoded), encoded)
+                job = self.lookup.job(encoded, argument="job_ids")
                 if job.history_id != history.id:
                     raise AnalysisError(
                         ErrorCode.VALIDATION_ERROR,

@@ -174,32 +174,22 @@ class WorkflowInputChecks:
                 "Use an `id` from get_history_contents.",
             )
         try:
-            decoded = self.trans.security.decode_id(encoded)
-        except (exceptions.MalformedId, ValueError, TypeError):
+            return self.lookup.item(
+                src,
+                encoded,
+                denied=f"{path}: {encoded} is not accessible to this API key's user (another user's private item).",
+                denied_hint="Use your own datasets and collections, or ones shared with you.",
+            )
+        except AnalysisError as refused:
+            if refused.code is ErrorCode.AUTHORIZATION_ERROR:
+                raise
+            invalid = refused.code is ErrorCode.VALIDATION_ERROR
             return InputProblem(
                 f"{path}.id",
                 INVALID_VALUE,
-                f"{encoded!r} is not an encoded id.",
+                f"{encoded!r} is not an encoded id." if invalid else refused.message,
                 "Use an `id` from get_history_contents.",
             )
-        try:
-            if src == "hda":
-                return self.hda_manager.get_accessible(decoded, self.trans.user)
-            return self.app.dataset_collection_manager.get_dataset_collection_instance(self.trans, "history", decoded)
-        except exceptions.ObjectNotFound:
-            kind = "dataset" if src == "hda" else "collection"
-            return InputProblem(
-                f"{path}.id",
-                INVALID_VALUE,
-                f"No history {kind} with id {encoded} exists.",
-                "Use an `id` from get_history_contents.",
-            )
-        except (exceptions.ItemAccessibilityException, exceptions.ItemOwnershipException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"{path}: {encoded} is not accessible to this API key's user (another user's private item).",
-                "Use your own datasets and collections, or ones shared with you.",
-            ) from None
 
 
 def _short(value: Any) -> str:

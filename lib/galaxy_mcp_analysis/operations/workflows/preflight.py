@@ -47,7 +47,7 @@ class WorkflowPreflight:
         version: int | None = None,
     ) -> dict[str, Any]:
         _, workflow = self._accessible_workflow(workflow_id, version)
-        self._history(history_id, write=False, own=True)
+        self.lookup.history(history_id, "own")
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         by_index = {step.order_index: step for step in workflow.steps}
         for entry in plan["steps"]:
@@ -74,7 +74,7 @@ class WorkflowPreflight:
         """Galaxy's invocation, after every input and step parameter is checked (stock method overridden)."""
         stored, workflow = self._accessible_workflow(workflow_id, None)
         if history_id:
-            self._history(history_id, write=False, own=True)
+            self.lookup.history(history_id, "own")
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         if plan["problems"]:
             raise problems_error(

@@ -4,13 +4,8 @@ and the jobs ``wait_for_jobs(invocation_id=...)`` waits for, those of subworkflo
 
 from typing import Any
 
-from galaxy import exceptions
 from galaxy.model import WorkflowInvocation
 
-from galaxy_mcp_analysis.core.errors import (
-    AnalysisError,
-    ErrorCode,
-)
 from galaxy_mcp_analysis.core.workflows import (
     StepJob,
     StepProgress,
@@ -28,27 +23,9 @@ class WorkflowProgress:
     def get_invocation_details(self, invocation_id: str) -> dict[str, Any]:
         """Galaxy's invocation view plus ``progress`` (stock method overridden)."""
         details = super().get_invocation_details(invocation_id)
-        invocation = self._accessible_invocation(invocation_id)
+        invocation = self.lookup.invocation(invocation_id)
         details["progress"] = self._progress(invocation)
         return details
-
-    def _accessible_invocation(self, invocation_id: str) -> WorkflowInvocation:
-        try:
-            return self.app.workflow_manager.get_invocation(
-                self.trans, self.trans.security.decode_id(invocation_id), check_ownership=False, check_accessible=True
-            )
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No workflow invocation with id {invocation_id} exists.",
-                "Invocation ids come from invoke_workflow's `id` or get_invocations().",
-            ) from None
-        except (exceptions.ItemAccessibilityException, exceptions.ItemOwnershipException):
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Invocation {invocation_id} is not accessible to this API key's user (another user's invocation).",
-                "Follow your own invocations (get_invocations()).",
-            ) from None
 
     def _progress(self, invocation: WorkflowInvocation) -> dict[str, Any]:
         encode = self.trans.security.encode_id
@@ -65,7 +42,7 @@ class WorkflowProgress:
             subworkflow = association.subworkflow_invocation if association else None  # None: not scheduled yet
             step_jobs = list(_all_jobs(subworkflow)) if subworkflow else (invocation_step.jobs if invocation_step else [])
             for job in step_jobs:
-                silent = job.state == "ok" and self._judge_outputs(job).suspected_silent_failure
+                silent = job.state == "ok" and self.output_verdict(job).suspected_silent_failure
                 jobs.append(StepJob(encode(job.id), job.state, silent))
             if invocation_step is not None:
                 for output in invocation_step.output_datasets:
@@ -87,7 +64,7 @@ class WorkflowProgress:
     def invocation_jobs(self, invocation_id: str) -> tuple[dict[int, str], bool]:
         """(decoded job id -> encoded id of every job the invocation has so far, whether scheduling ended);
         used by wait_for_jobs(invocation_id=...)."""
-        invocation = self._accessible_invocation(invocation_id)
+        invocation = self.lookup.invocation(invocation_id)
         self.trans.sa_session.refresh(invocation)
         jobs = {job.id: self.trans.security.encode_id(job.id) for job in _all_jobs(invocation)}
         return jobs, not _still_scheduling(invocation)

@@ -1,11 +1,9 @@
-"""Debugging jobs: ``get_job_errors``, silent-failure flags, ``wait_for_jobs`` (field report gap 4).
+"""Waiting for jobs: ``wait_for_jobs`` by job, output dataset, history or workflow invocation.
 
-Galaxy already records a job's tool and job stdout/stderr; stock MCP had no way
-to read them by job, and nothing noticed a job that finished ``ok`` with empty
-outputs. Permission checks are Galaxy's (``JobManager.get_accessible_job``,
-``HDAManager.get_accessible``, ``HistoryManager.get_accessible``), the log view is
-Galaxy's REST view of a job (so ``command_line`` appears exactly where Galaxy
-shows it), and the rules live in ``core.job_logs`` and ``core.waiting``.
+One wait polls the jobs' states in one query per poll (the jobs permission-checked once, through
+the lookup layer), gives the database connection back between polls, reports MCP progress, and
+ends early when the server drains for a restart; the rules (budget, look-back, progress, why a job
+is paused) live in ``core.waiting``.
 """
 
 import threading
@@ -18,20 +16,14 @@ from datetime import (
 )
 from typing import Any
 
-from galaxy import exceptions
-from galaxy.managers.jobs import view_show_job
 from galaxy.model import Job
 from galaxy.schema.schema import JobState
 from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
 from sqlalchemy import select
 
-from galaxy_mcp_analysis.core.job_logs import (
-    declared_output,
-    excerpt,
-    judge_outputs,
-    JobOutput,
-    log_budget,
-    OutputVerdict,
+from galaxy_mcp_analysis.core.errors import (
+    AnalysisError,
+    ErrorCode,
 )
 from galaxy_mcp_analysis.core.waiting import (
     look_back,
@@ -41,13 +33,7 @@ from galaxy_mcp_analysis.core.waiting import (
     RECENT_SECONDS,
     wait_budget,
 )
-from galaxy_mcp_analysis.core.errors import (
-    AnalysisError,
-    ErrorCode,
-)
 
-#: The logs get_job_errors returns, each cut to the byte budget on its own.
-LOG_FIELDS = ("info", "tool_stderr", "tool_stdout", "job_stderr", "job_stdout")
 #: States a wait ends on: Galaxy's Job.is_terminal states, plus "failed" (a job Galaxy could not start).
 WAIT_ENDS = frozenset({"ok", "error", "deleted", "skipped", "paused", "stopped", "failed"})
 STILL_RUNNING = sorted(state.value for state in JobState if state.value not in WAIT_ENDS)
@@ -72,72 +58,9 @@ else:
     on_drain_start(_draining.set)
 
 
-class DebuggingJobs:
-    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``hda_manager``,
-    ``jobs_service``, ``settings``)."""
-
-    def get_job_errors(
-        self, *, job_id: str | None = None, dataset_id: str | None = None, max_bytes: int = 4000
-    ) -> dict[str, Any]:
-        """A job's logs, exit code and output verdict, keyed by the job or by a dataset it created.
-
-        Keyword-only: Galaxy's own signature was ``get_job_errors(dataset_id)``, and a
-        dataset id passed positionally must not be read as a job id.
-        """
-        budget, capped = log_budget(max_bytes, self.settings.max_read_bytes)
-        job = self._job_named_by(job_id, dataset_id)
-        logs = {field: excerpt(getattr(job, field), budget) for field in LOG_FIELDS}
-        verdict = self._judge_outputs(job)
-        result: dict[str, Any] = {
-            "job_id": self.trans.security.encode_id(job.id),
-            "history_id": self.trans.security.encode_id(job.history_id) if job.history_id else None,
-            "tool_id": job.tool_id,
-            "tool_version": job.tool_version,
-            "state": job.state,
-            "exit_code": job.exit_code,
-            **{field: log.text for field, log in logs.items()},
-            "truncated": any(log.truncated for log in logs.values()),
-            "job_messages": job.job_messages or [],
-            "empty_outputs": verdict.empty_outputs,
-            "suspected_silent_failure": verdict.suspected_silent_failure,
-            **self._output_states(job, budget),
-            "max_bytes_applied": budget,
-            "capped": capped,
-        }
-        # Galaxy's REST view of the job decides: admins, or everyone with expose_dataset_path.
-        if (command_line := view_show_job(self.trans, job, full=False).get("command_line")) is not None:
-            command = excerpt(command_line, budget)
-            result["command_line"] = command.text
-            result["truncated"] = result["truncated"] or command.truncated
-        if dataset_id:
-            result["dataset_id"] = dataset_id
-        if repair := self.repair_hint(job):
-            result["repair"] = repair
-        return result
-
-    def _output_states(self, job: Job, budget: int) -> dict[str, Any]:
-        """Each output dataset's own state and Galaxy's message on it: a dataset can fail after its job
-        succeeded (an upload's datatype check, metadata), and that message is the evidence."""
-        encode = self.trans.security.encode_id
-        outputs = []
-        for association in job.output_datasets:
-            hda = association.dataset
-            if hda is None:
-                continue
-            entry: dict[str, Any] = {"name": association.name, "dataset_id": encode(hda.id), "state": hda.state}
-            if hda.info:
-                entry["message"] = excerpt(hda.info, budget).text
-            outputs.append(entry)
-        failed = [entry for entry in outputs if entry["state"] in ("error", "failed_metadata", "paused")]
-        return {"outputs": outputs, "failed_outputs": failed}
-
-    def get_job_status(self, job_id: str) -> dict[str, Any]:
-        """Galaxy's job status plus the silent-failure verdict (this changes the stock tool too)."""
-        status = super().get_job_status(job_id)
-        verdict = self._judge_outputs(self._accessible_job(self.trans.security.decode_id(job_id), job_id))
-        status["empty_outputs"] = verdict.empty_outputs
-        status["suspected_silent_failure"] = verdict.suspected_silent_failure
-        return status
+class JobWaiting:
+    """Waiting until jobs end, a mixin of ``Jobs`` (needs the manager's ``trans``, ``lookup``, ``jobs_service``,
+    ``settings``, and ``output_verdict``, ``_creating_job``, ``repair_hint`` and ``invocation_jobs``)."""
 
     def wait_for_jobs(
         self,
@@ -162,22 +85,10 @@ class DebuggingJobs:
         watched, pending_at_call = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id, invocation_id)
         truncated = len(pending_at_call) >= MAX_WAITED_JOBS
         started = time.monotonic()
-        scheduled = {"done": True}
-
-        def invocation_scheduled() -> bool:
-            found, scheduled["done"] = self.invocation_jobs(invocation_id)
-            for job, encoded in found.items():
-                watched.setdefault(job, encoded)
-            return scheduled["done"]
-
         with _sleeping_wait(timeout) as busy:
             try:
-                states, timed_out = self._poll_until_terminal(
-                    watched,
-                    0 if busy else timeout,
-                    invocation_scheduled if invocation_id else None,
-                    _ProgressReports(progress, lambda: not scheduled["done"]) if progress else None,
-                )
+                polled = self._poll_watched(watched, 0 if busy else timeout, invocation_id, progress)
+                states, timed_out, scheduled = polled
                 jobs = [self._wait_entry(job, encoded, *states[job]) for job, encoded in watched.items()]
                 if history_id:
                     recent = self._recently_finished(history_id, called_at - timedelta(seconds=since), set(watched))
@@ -196,89 +107,15 @@ class DebuggingJobs:
             "capped": capped,
         }
         if history_id:
-            by_id = {entry["job_id"]: entry for entry in jobs}
-            result["pending_at_call"] = [by_id[watched[job]] for job in pending_at_call]
-            result["recently_finished"] = recent
-            result["since_seconds"] = since
-            if not pending_at_call:
-                result["nothing_pending"] = (
-                    f"No job of this history was unfinished when the call began; recently_finished lists the "
-                    f"jobs that ended in the {since} s before it (up to {MAX_RECENT_JOBS}, newest first)."
-                )
+            result.update(_history_fields(jobs, [watched[job] for job in pending_at_call], recent, since))
         if invocation_id:
             result["invocation_id"] = invocation_id
-            result["invocation_scheduled"] = scheduled["done"]
+            result["invocation_scheduled"] = scheduled
         if truncated:
             result["jobs_truncated"] = True
         if busy:
             result["server_busy"] = True
         return result
-
-    # ---- which job ----
-
-    def _job_named_by(self, job_id: str | None, dataset_id: str | None) -> Job:
-        if bool(job_id) == bool(dataset_id):
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"Pass exactly one of job_id or dataset_id (got {'both' if job_id else 'neither'}).",
-                "Use job_id from run_tool's `jobs` or wait_for_jobs, or dataset_id of an output "
-                "(get_history_contents) to get the job that created it.",
-            )
-        if job_id:
-            return self._accessible_job(self.trans.security.decode_id(job_id), job_id)
-        return self._creating_job(dataset_id)
-
-    def _accessible_job(self, decoded: int, job_id: str) -> Job:
-        try:
-            return self.jobs_service.job_manager.get_accessible_job(self.trans, decoded)
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No job with id {job_id} exists.",
-                "Job ids come from run_tool's `jobs`; for an output dataset pass dataset_id instead.",
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Job {job_id} is not accessible to this API key's user (another user's job).",
-                "Debug only your own jobs, or jobs of histories shared with you (list_histories).",
-            ) from None
-
-    def _creating_job(self, dataset_id: str) -> Job:
-        try:
-            hda = self.hda_manager.get_accessible(self.trans.security.decode_id(dataset_id), self.trans.user)
-        except exceptions.ObjectNotFound:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"No history dataset with id {dataset_id} exists.",
-                "List datasets with get_history_contents(history_id) and pass an `id` from there.",
-            ) from None
-        except exceptions.ItemAccessibilityException:
-            raise AnalysisError(
-                ErrorCode.AUTHORIZATION_ERROR,
-                f"Dataset {dataset_id} is not accessible to this API key's user (its permissions are private).",
-                "Debug only your own datasets or ones shared with you (get_history_contents(history_id)).",
-            ) from None
-        job = hda.creating_job
-        if job is None:
-            raise AnalysisError(
-                ErrorCode.NOT_FOUND,
-                f"Dataset {dataset_id} ({hda.name!r}) has no job that created it.",
-                "Only tool outputs and uploads have a creating job; check the id with get_dataset_details.",
-            )
-        return self._accessible_job(job.id, self.trans.security.encode_id(job.id))
-
-    # ---- silent failures ----
-
-    def _judge_outputs(self, job: Job) -> OutputVerdict:
-        tool = self.app.toolbox.get_tool(
-            job.tool_id,
-            job.tool_version,
-            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
-            user=self.trans.user,
-        )
-        encode_id = self.trans.security.encode_id
-        return judge_outputs(job.state, [job_output(output, tool, encode_id) for output in job.output_datasets])
 
     # ---- waiting ----
 
@@ -303,9 +140,9 @@ class DebuggingJobs:
             )
         watched: dict[int, str] = {}
         for job_id in job_ids:
-            watched.setdefault(self._accessible_job(self.trans.security.decode_id(job_id), job_id).id, job_id)
+            watched.setdefault(self.lookup.job(job_id, argument="job_ids").id, job_id)
         for dataset_id in dataset_ids:
-            job = self._creating_job(dataset_id)
+            job = self._creating_job(dataset_id, "dataset_ids")
             watched.setdefault(job.id, self.trans.security.encode_id(job.id))
         running: list[int] = []
         if history_id:
@@ -327,10 +164,35 @@ class DebuggingJobs:
         return [self._wait_entry(job, encode(job), *states[job]) for job in ended if job in states]
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
-        self._history(history_id, write=False)  # readable by the caller, else a coded error
+        self.lookup.history(history_id)  # readable by the caller, else a coded error
         # The payload decodes ids itself.
         payload = JobIndexPayload(history_id=history_id, states=STILL_RUNNING, limit=MAX_WAITED_JOBS)
         return [job["id"] for job in self.jobs_service.index(self.trans, payload)]
+
+    def _poll_watched(
+        self,
+        watched: dict[int, str],
+        timeout: int,
+        invocation_id: str | None,
+        progress: Callable[[float, float | None, str | None], None] | None,
+    ) -> tuple[dict[int, tuple], bool, bool]:
+        """``_poll_until_terminal`` of the watched jobs; with an invocation also until Galaxy has scheduled
+        it, its jobs joining ``watched`` as they appear. Also whether the invocation was scheduled."""
+        scheduled = {"done": True}
+
+        def invocation_scheduled() -> bool:
+            found, scheduled["done"] = self.invocation_jobs(invocation_id)
+            for job, encoded in found.items():
+                watched.setdefault(job, encoded)
+            return scheduled["done"]
+
+        states, timed_out = self._poll_until_terminal(
+            watched,
+            timeout,
+            invocation_scheduled if invocation_id else None,
+            _ProgressReports(progress, lambda: not scheduled["done"]) if progress else None,
+        )
+        return states, timed_out, scheduled["done"]
 
     def _poll_until_terminal(
         self,
@@ -372,7 +234,7 @@ class DebuggingJobs:
             "suspected_silent_failure": False,
         }
         if state == "ok":
-            verdict = self._judge_outputs(self.trans.sa_session.get(Job, job))
+            verdict = self.output_verdict(self.trans.sa_session.get(Job, job))
             entry["suspected_silent_failure"] = verdict.suspected_silent_failure
             if verdict.empty_outputs:
                 entry["empty_outputs"] = verdict.empty_outputs
@@ -424,6 +286,23 @@ class _ProgressReports:
             self.report(finished, total, message)
 
 
+def _history_fields(jobs: list[dict[str, Any]], pending: list[str], recent: list[dict[str, Any]], since: int):
+    """What a wait by history adds: the jobs unfinished when it began (encoded ids: ``pending``), those that
+    ended shortly before, and a word when nothing was pending."""
+    by_id = {entry["job_id"]: entry for entry in jobs}
+    fields: dict[str, Any] = {
+        "pending_at_call": [by_id[job] for job in pending],
+        "recently_finished": recent,
+        "since_seconds": since,
+    }
+    if not pending:
+        fields["nothing_pending"] = (
+            f"No job of this history was unfinished when the call began; recently_finished lists the "
+            f"jobs that ended in the {since} s before it (up to {MAX_RECENT_JOBS}, newest first)."
+        )
+    return fields
+
+
 def _sleep_unless_draining(seconds: float) -> None:
     if _draining.wait(seconds):
         raise AnalysisError(
@@ -443,29 +322,3 @@ def _sleeping_wait(timeout: int):
     finally:
         if granted:
             _sleeping_waits.release()
-
-
-def job_output(association, tool, encode_id: Callable[[int], str]) -> JobOutput:
-    """One of a job's output datasets (a JobToOutputDatasetAssociation) as the rule's plain data.
-
-    ``tool`` is the job's tool as Galaxy loaded it; without it (uninstalled since)
-    every output counts as required.
-    """
-    hda = association.dataset
-    output_name, discovered = declared_output(association.name)
-    declared = (tool.outputs.get(output_name) or tool.output_collections.get(output_name)) if tool else None
-    file_size = hda.dataset.file_size  # a Decimal in Galaxy's model
-    return JobOutput(
-        name=association.name,
-        dataset_id=encode_id(hda.id),
-        size=None if hda.purged or hda.dataset.purged or file_size is None else int(file_size),
-        optional=declared is not None and bool(declared.filters),
-        discovered=discovered or (declared is not None and _discovers_datasets(declared)),
-    )
-
-
-def _discovers_datasets(declared) -> bool:
-    """Whether a tool output (dataset or collection) is filled by discover_datasets at run time."""
-    if declared.collection:
-        return declared.dynamic_structure
-    return bool(declared.dataset_collector_descriptions)

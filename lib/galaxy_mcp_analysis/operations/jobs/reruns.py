@@ -1,6 +1,6 @@
 """Reading and rerunning a job: ``get_job_parameters`` and ``rerun_job``.
 
-A job's recorded values are read with ``Tool.get_param_values`` (``operations.recorded_state``)
+A job's recorded values are read with ``Tool.get_param_values`` (``recorded_state``)
 and rerun through ``run_tool`` (so the preflight checks the changed request like any other).
 ``replace_outputs`` is Galaxy's rerun-and-remap (``rerun_remap_job_id`` in the tool request):
 Galaxy hides the new job's outputs and the failed ones, and hands the new outputs to the jobs that
@@ -25,7 +25,7 @@ from galaxy_mcp_analysis.core.reruns import (
     OutputPlace,
     placements,
 )
-from galaxy_mcp_analysis.operations.recorded_state import (
+from galaxy_mcp_analysis.operations.jobs.recorded_state import (
     conditional_selectors,
     RecordedState,
 )
@@ -40,14 +40,14 @@ REMAP_KEY = "rerun_remap_job_id"
 
 
 class JobReruns:
-    """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``run_tool`` and
-    ``preflight``, and the job helpers of ``DebuggingJobs`` and ``ManagingRuns``)."""
+    """Reading and rerunning a job, a mixin of ``Jobs`` (needs the manager's ``app``, ``trans``, ``lookup``,
+    ``run_tool``, ``preflight`` and ``output_verdict``)."""
 
     # ---- get_job_parameters ----
 
     def get_job_parameters(self, job_id: str) -> dict[str, Any]:
         """What the job ran with: run_tool-shaped ``inputs``, and a labelled list of every value."""
-        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
+        job = self.lookup.job(job_id)
         tool = self._tool_of(job, job_id)
         recorded = self._recorded(job, tool)
         if not tool.is_workflow_compatible:
@@ -63,7 +63,7 @@ class JobReruns:
             "inputs": recorded.inputs,
             "parameters": recorded.parameters,
             "datasets": recorded.datasets,
-            "outputs": self._job_outputs(job),
+            "outputs": self.job_outputs(job),
             "rerunnable": bool(tool.is_workflow_compatible),
             **({"notes": recorded.notes} if recorded.notes else {}),
         }
@@ -112,7 +112,7 @@ class JobReruns:
                 f"changes may not set {REMAP_KEY}; it is not a parameter of the tool.",
                 "Pass replace_outputs=true to replace this failed job's outputs.",
             )
-        job = self._accessible_job(self._decoded_job_id(job_id), job_id)
+        job = self.lookup.job(job_id)
         tool = self._tool_of(job, job_id)
         if not tool.is_workflow_compatible:
             raise AnalysisError(
@@ -185,12 +185,12 @@ class JobReruns:
 
     def repair_hint(self, job: Job) -> str | None:
         """What to call for a failed or suspect job, as rerun_job will take it (None for other jobs)."""
-        suspect = job.state == "ok" and self._judge_outputs(job).suspected_silent_failure
+        suspect = job.state == "ok" and self.output_verdict(job).suspected_silent_failure
         if job.state not in FAILED_JOB_STATES and not suspect:
             return None
         job_id = self.trans.security.encode_id(job.id)
         try:
-            self._owned_job_history(job, job_id, "replace its outputs")
+            self.lookup.job_history(job, job_id, "replace its outputs")
             refusal = self._replace_refusal(job, job_id)
         except AnalysisError as foreign:
             refusal = foreign
@@ -203,7 +203,7 @@ class JobReruns:
     def _replace_refusal(self, job: Job, job_id: str) -> AnalysisError | None:
         """Why Galaxy's remap cannot replace this job's outputs as replace_outputs says, or None."""
         if job.state not in FAILED_JOB_STATES and not (
-            job.state == "ok" and self._judge_outputs(job).suspected_silent_failure
+            job.state == "ok" and self.output_verdict(job).suspected_silent_failure
         ):
             return AnalysisError(
                 ErrorCode.CONFLICT,
@@ -229,7 +229,7 @@ class JobReruns:
 
     def _check_replaceable(self, job: Job, job_id: str, target_history: str, job_history: str) -> list[int]:
         """Refuse replace_outputs unless Galaxy's remap can do what it says; the paused jobs it will resume."""
-        self._owned_job_history(job, job_id, "replace its outputs")
+        self.lookup.job_history(job, job_id, "replace its outputs")
         if refusal := self._replace_refusal(job, job_id):
             raise refusal
         if target_history != job_history:

@@ -1,0 +1,167 @@
+"""A job's failure: ``get_job_errors`` and the silent-failure verdict ``get_job_status`` adds.
+
+Galaxy already records a job's tool and job stdout/stderr; stock MCP had no way
+to read them by job, and nothing noticed a job that finished ``ok`` with empty
+outputs. The job is found through the lookup layer (Galaxy's ``JobManager`` and
+``HDAManager`` decide), the log view is Galaxy's REST view of a job (so
+``command_line`` appears exactly where Galaxy shows it), and the rules live in
+``core.job_logs``.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from galaxy.managers.jobs import view_show_job
+from galaxy.model import Job
+
+from galaxy_mcp_analysis.core.errors import (
+    AnalysisError,
+    ErrorCode,
+)
+from galaxy_mcp_analysis.core.job_logs import (
+    declared_output,
+    excerpt,
+    judge_outputs,
+    JobOutput,
+    log_budget,
+    OutputVerdict,
+)
+
+#: The logs get_job_errors returns, each cut to the byte budget on its own.
+LOG_FIELDS = ("info", "tool_stderr", "tool_stdout", "job_stderr", "job_stdout")
+
+
+class JobFailures:
+    """Why a job failed, a mixin of ``Jobs`` (needs the manager's ``app``, ``trans``, ``lookup``, ``settings``
+    and ``repair_hint`` of ``JobReruns``)."""
+
+    def get_job_errors(
+        self, *, job_id: str | None = None, dataset_id: str | None = None, max_bytes: int = 4000
+    ) -> dict[str, Any]:
+        """A job's logs, exit code and output verdict, keyed by the job or by a dataset it created.
+
+        Keyword-only: Galaxy's own signature was ``get_job_errors(dataset_id)``, and a
+        dataset id passed positionally must not be read as a job id.
+        """
+        budget, capped = log_budget(max_bytes, self.settings.max_read_bytes)
+        job = self._job_named_by(job_id, dataset_id)
+        logs = {field: excerpt(getattr(job, field), budget) for field in LOG_FIELDS}
+        verdict = self.output_verdict(job)
+        result: dict[str, Any] = {
+            "job_id": self.trans.security.encode_id(job.id),
+            "history_id": self.trans.security.encode_id(job.history_id) if job.history_id else None,
+            "tool_id": job.tool_id,
+            "tool_version": job.tool_version,
+            "state": job.state,
+            "exit_code": job.exit_code,
+            **{field: log.text for field, log in logs.items()},
+            "truncated": any(log.truncated for log in logs.values()),
+            "job_messages": job.job_messages or [],
+            "empty_outputs": verdict.empty_outputs,
+            "suspected_silent_failure": verdict.suspected_silent_failure,
+            **self._output_states(job, budget),
+            "max_bytes_applied": budget,
+            "capped": capped,
+        }
+        # Galaxy's REST view of the job decides: admins, or everyone with expose_dataset_path.
+        if (command_line := view_show_job(self.trans, job, full=False).get("command_line")) is not None:
+            command = excerpt(command_line, budget)
+            result["command_line"] = command.text
+            result["truncated"] = result["truncated"] or command.truncated
+        if dataset_id:
+            result["dataset_id"] = dataset_id
+        if repair := self.repair_hint(job):
+            result["repair"] = repair
+        return result
+
+    def _output_states(self, job: Job, budget: int) -> dict[str, Any]:
+        """Each output dataset's own state and Galaxy's message on it: a dataset can fail after its job
+        succeeded (an upload's datatype check, metadata), and that message is the evidence."""
+        encode = self.trans.security.encode_id
+        outputs = []
+        for association in job.output_datasets:
+            hda = association.dataset
+            if hda is None:
+                continue
+            entry: dict[str, Any] = {"name": association.name, "dataset_id": encode(hda.id), "state": hda.state}
+            if hda.info:
+                entry["message"] = excerpt(hda.info, budget).text
+            outputs.append(entry)
+        failed = [entry for entry in outputs if entry["state"] in ("error", "failed_metadata", "paused")]
+        return {"outputs": outputs, "failed_outputs": failed}
+
+    def get_job_status(self, job_id: str) -> dict[str, Any]:
+        """Galaxy's job status plus the silent-failure verdict (this changes the stock tool too)."""
+        status = super().get_job_status(job_id)
+        verdict = self.output_verdict(self.lookup.job(job_id))
+        status["empty_outputs"] = verdict.empty_outputs
+        status["suspected_silent_failure"] = verdict.suspected_silent_failure
+        return status
+
+    # ---- which job ----
+
+    def _job_named_by(self, job_id: str | None, dataset_id: str | None) -> Job:
+        if bool(job_id) == bool(dataset_id):
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"Pass exactly one of job_id or dataset_id (got {'both' if job_id else 'neither'}).",
+                "Use job_id from run_tool's `jobs` or wait_for_jobs, or dataset_id of an output "
+                "(get_history_contents) to get the job that created it.",
+            )
+        if job_id:
+            return self.lookup.job(job_id)
+        return self._creating_job(dataset_id)
+
+    def _creating_job(self, dataset_id: str, argument: str = "dataset_id") -> Job:
+        hda = self.lookup.dataset(
+            dataset_id,
+            argument=argument,
+            denied_hint="Debug only your own datasets or ones shared with you (get_history_contents(history_id)).",
+        )
+        job = hda.creating_job
+        if job is None:
+            raise AnalysisError(
+                ErrorCode.NOT_FOUND,
+                f"Dataset {dataset_id} ({hda.name!r}) has no job that created it.",
+                "Only tool outputs and uploads have a creating job; check the id with get_dataset_details.",
+            )
+        return self.lookup.job(self.trans.security.encode_id(job.id))
+
+    # ---- silent failures ----
+
+    def output_verdict(self, job: Job) -> OutputVerdict:
+        """Whether the job's outputs look like a silent failure (finished ok, a required output empty)."""
+        tool = self.app.toolbox.get_tool(
+            job.tool_id,
+            job.tool_version,
+            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
+            user=self.trans.user,
+        )
+        encode_id = self.trans.security.encode_id
+        return judge_outputs(job.state, [job_output(output, tool, encode_id) for output in job.output_datasets])
+
+
+def job_output(association, tool, encode_id: Callable[[int], str]) -> JobOutput:
+    """One of a job's output datasets (a JobToOutputDatasetAssociation) as the rule's plain data.
+
+    ``tool`` is the job's tool as Galaxy loaded it; without it (uninstalled since)
+    every output counts as required.
+    """
+    hda = association.dataset
+    output_name, discovered = declared_output(association.name)
+    declared = (tool.outputs.get(output_name) or tool.output_collections.get(output_name)) if tool else None
+    file_size = hda.dataset.file_size  # a Decimal in Galaxy's model
+    return JobOutput(
+        name=association.name,
+        dataset_id=encode_id(hda.id),
+        size=None if hda.purged or hda.dataset.purged or file_size is None else int(file_size),
+        optional=declared is not None and bool(declared.filters),
+        discovered=discovered or (declared is not None and _discovers_datasets(declared)),
+    )
+
+
+def _discovers_datasets(declared) -> bool:
+    """Whether a tool output (dataset or collection) is filled by discover_datasets at run time."""
+    if declared.collection:
+        return declared.dynamic_structure
+    return bool(declared.dataset_collector_descriptions)
