@@ -1,6 +1,7 @@
 """Foundation: the patch set is active in a real Galaxy 26.1 and reachable over /api/mcp."""
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -245,6 +246,19 @@ def test_galaxy_outside_the_verified_series_refuses_to_start(tmp_path):
 def test_rest_api_still_answers(galaxy):
     assert rest(galaxy.galaxy_url, "/api/version", galaxy.api_key)["version_major"] == "26.1"
     assert Path(galaxy.data_dir, "server.json").exists()
+
+
+def test_the_served_toolbox_is_galaxys_default_and_says_what_it_left_out(galaxy):
+    banner = re.search(r"Tools  Galaxy's default toolbox: (\d+) served, (\d+) left out .*\((.+)\)", galaxy.log_text())
+    assert banner, galaxy.log_tail()
+    left_out = Path(banner[3]).read_text().splitlines()
+    assert int(banner[2]) == len(left_out) and any(line.startswith("liftOver1 ") for line in left_out), left_out
+    panel = rest(galaxy.galaxy_url, "/api/tools?in_panel=false", galaxy.api_key)
+    served = {tool["id"] for tool in panel}
+    assert {"Filter1", "join1", "Grouping1", "Count1", "cat1", "__BUILD_LIST__"} <= served
+    assert "liftOver1" not in served and int(banner[1]) >= 90
+    sections = {tool.get("panel_section_name") for tool in panel}
+    assert {"Text Manipulation", "Filter and Sort", "Join, Subtract and Group", "Collection Operations"} <= sections
 
 
 def test_create_history_returns_what_its_description_names(mcp, api_key):
