@@ -21,9 +21,9 @@ from galaxy_mcp_analysis.core.tool_input_problems import not_an_option
 
 
 class DynamicOptions:
-    """Operations mixin of AnalysisOperationsManager (needs ``trans`` and ``_referenced_item``)."""
+    """Operations mixin of AnalysisOperationsManager (needs ``trans`` and ``referenced_item``)."""
 
-    def _dynamic_options(self, tool, names: tuple[str, ...], state: Any = None) -> list[tuple[str, str]] | None:
+    def dynamic_options(self, tool, names: tuple[str, ...], state: Any = None) -> list[tuple[str, str]] | None:
         """``[(value, label)]`` of a dynamic select for this request state (None: cannot be told)."""
         legacy = _legacy_parameter(tool.inputs, names)
         if legacy is None:
@@ -57,12 +57,12 @@ class DynamicOptions:
         if isinstance(value, Mapping) and value.get("batch") and isinstance(value.get("values"), list):
             return [self._option_value(item) for item in value["values"]]
         if isinstance(value, Mapping) and {"src", "id"} <= set(value):
-            return self._referenced_item(value)
+            return self.referenced_item(value)
         if isinstance(value, list) and value and all(isinstance(item, Mapping) and "src" in item for item in value):
             return [self._option_value(item) for item in value]
         return value
 
-    def _dynamic_select_problems(
+    def dynamic_select_problems(
         self, tool, modelled, state, path: str, unchecked: list[dict[str, str]] | None = None
     ) -> list[InputProblem]:
         problems = []
@@ -70,7 +70,7 @@ class DynamicOptions:
             value = _value_at(state, names)
             if value is None:
                 continue
-            options = self._dynamic_options(tool, names, state)
+            options = self.dynamic_options(tool, names, state)
             where = dotted(path, "|".join(names))
             if options is None:
                 if unchecked is not None:
@@ -84,7 +84,7 @@ class DynamicOptions:
         return problems
 
 
-    def _column_rule(self, tool, problem: InputProblem, flat: Mapping[str, Any]) -> InputProblem:
+    def column_rule(self, tool, problem: InputProblem, flat: Mapping[str, Any]) -> InputProblem:
         """A data column Galaxy refused against its dataset, with the rule: how many columns that dataset has."""
         parts = _PATH_PART.findall(problem.path.removeprefix("inputs."))
         legacy = _legacy_parameter(tool.inputs, tuple(name for name, _ in parts))
@@ -109,7 +109,7 @@ class DynamicOptions:
         references = value.get("values") if batch else value if isinstance(value, list) else [value]
         counts = set()
         for reference in references or []:
-            item = self._referenced_item(reference) if isinstance(reference, Mapping) and "id" in reference else None
+            item = self.referenced_item(reference) if isinstance(reference, Mapping) and "id" in reference else None
             datasets = item.collection.dataset_instances if hasattr(item, "collection") else [item] if item else []
             counts.update(column for dataset in datasets if (column := getattr(dataset.metadata, "columns", None)))
         return sorted(counts)

@@ -43,7 +43,6 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
-from galaxy_mcp_analysis.core.input_problems import problems_error
 from galaxy_mcp_analysis.core.storable import check_storable
 from galaxy_mcp_analysis.operations.galaxy_tags import is_galaxy_tag
 from galaxy_mcp_analysis.operations.lookup import problem_line
@@ -269,38 +268,7 @@ class MakingInputs:
                     f"this level needs a {reference.collection_type!r} collection.",
                 )
 
-    # ---- Map-over in Galaxy's run_tool / get_tool_details -----------------------------------
-
-    def run_tool(self, history_id: str, tool_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Galaxy's run_tool, its inputs checked first (operations.tool_inputs), bare collections mapped over."""
-        # Galaxy's own refusal of an unknown tool is a bare "Tool not found." coded as invalid input;
-        # lookup.tool answers [NOT_FOUND] with how to find the id (and refuses tools the user may not run).
-        tool = self.lookup.tool(tool_id)
-        self.check_input_references(inputs)
-        history = self.lookup.history(history_id, "write")
-        checked = self.preflight(tool, inputs, raise_problems=True)
-        try:
-            result = super().run_tool(history_id, tool_id, checked.flat)
-        except exceptions.RequestParameterInvalidException as refused:
-            # Galaxy judged a value against the data (a column the dataset lacks, an option from its
-            # metadata) before making any job: the same refusal as check_tool_inputs', by path and rule.
-            judged = refused.extra_error_info.get("err_data")
-            problems = self._population_problems(tool, history, checked.flat) if judged else []
-            if not problems:
-                raise
-            raise problems_error(problems, f"Tool {tool.id!r} ({tool.version}) cannot run with these inputs") from None
-        result["mapped_over"] = checked.mapped_over
-        result["inputs_checked"] = checked.modelled
-        result["unchecked"] = checked.unchecked
-        if checked.normalised:
-            result["normalised"] = checked.normalised
-        if not checked.modelled:
-            result["inputs_not_checked_because"] = checked.reason
-        result["implicit_collections"] = [
-            {"id": hdca["id"], **collection_fields(hdca), "output_name": hdca.get("output_name")}
-            for hdca in result.get("implicit_collections", [])
-        ]
-        return result
+    # ---- Map-over in Galaxy's get_tool_details (run_tool: operations.tool_runs) ---------------
 
     def check_input_references(self, inputs: Any) -> None:
         """Every item the inputs name exists and is the caller's to read; the error names only ids."""

@@ -24,6 +24,7 @@ from galaxy_mcp_analysis.operations.reading import ReadingOutputs
 from galaxy_mcp_analysis.operations.result_ids import ResultIds
 from galaxy_mcp_analysis.operations.tool_information import ToolInformation
 from galaxy_mcp_analysis.operations.tool_inputs import ToolInputs
+from galaxy_mcp_analysis.operations.tool_runs import ToolRuns
 from galaxy_mcp_analysis.operations.workflows import Workflows
 
 
@@ -32,6 +33,7 @@ class AnalysisOperationsManager(
     ReadingOutputs,
     NotebookPages,
     MakingInputs,
+    ToolRuns,
     Jobs,
     ToolInputs,
     DynamicOptions,

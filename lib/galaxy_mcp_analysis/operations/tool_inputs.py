@@ -33,7 +33,6 @@ from galaxy.tool_util_models.parameters import (
     ConditionalWhen,
     create_field_model,
 )
-from galaxy.work.context import proxy_work_context_for_history
 from pydantic import ValidationError
 
 from galaxy_mcp_analysis.core import (
@@ -44,7 +43,6 @@ from galaxy_mcp_analysis.core.conditional_branches import with_implicit_branches
 from galaxy_mcp_analysis.core.datatypes import datatype_fits
 from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
-    INVALID_VALUE,
     MISSING_REQUIRED,
     problems_error,
     WRONG_TYPE,
@@ -54,7 +52,6 @@ from galaxy_mcp_analysis.core.tool_input_problems import (
     collection_type_problem,
     datatype_problem,
     model_problems,
-    population_problems,
     problems_from_validation,
 )
 from galaxy_mcp_analysis.operations.collection_types import collection_verdict
@@ -162,7 +159,7 @@ class ToolInputs:
         if modelled.dynamic_selects:
             schema = copy.deepcopy(schema)
             for names in modelled.dynamic_selects:
-                options = self._dynamic_options(tool, names)
+                options = self.dynamic_options(tool, names)
                 if options is not None:
                     tool_schema.at(schema, names).update(tool_schema.enum_schema(options))
         return answer | {
@@ -219,7 +216,7 @@ class ToolInputs:
         state, passed, problems = model_problems(
             inputs, modelled.parameters, modelled.relaxed_model, path, f"Tool {tool.id!r}"
         )
-        problems += self._dynamic_select_problems(tool, modelled, state, path, unchecked)
+        problems += self.dynamic_select_problems(tool, modelled, state, path, unchecked)
         skipped = {dotted(path, name) for name in connected}
         problems = [
             problem
@@ -290,7 +287,7 @@ class ToolInputs:
         problems: list[InputProblem] = []
         registry = self.app.datatypes_registry
         for path, parameter, reference in rules.data_values(state, modelled.parameters):
-            item = self._referenced_item(reference)
+            item = self.referenced_item(reference)
             if item is None:
                 continue
             if parameter.parameter_type == rules.DATA:
@@ -315,7 +312,7 @@ class ToolInputs:
                     problems.append(collection_type_problem(path, parameter, actual, accepted_types))
         return problems
 
-    def _referenced_item(self, reference: Mapping[str, Any]):
+    def referenced_item(self, reference: Mapping[str, Any]):
         """The HDA, LDDA or HDCA a reference names (run_tool checked access before), or None."""
         return or_none(lambda: self.lookup.item(reference["src"], reference["id"]))
 
@@ -328,7 +325,7 @@ class ToolInputs:
             linked_all = linked_all and value.get("linked", True) is not False
             size = 0
             for reference in value.get("values") or []:
-                item = self._referenced_item(reference) if isinstance(reference, Mapping) else None
+                item = self.referenced_item(reference) if isinstance(reference, Mapping) else None
                 if item is None:
                     size += 1
                     continue
@@ -353,57 +350,6 @@ class ToolInputs:
         for count in counts:
             product *= count
         return entries, product
-
-    # ---- check_tool_inputs ------------------------------------------------------------------------
-
-    def check_tool_inputs(
-        self, history_id: str, tool_id: str, inputs: dict, tool_version: str | None = None
-    ) -> dict[str, Any]:
-        tool = self.lookup.tool(tool_id, tool_version)
-        history = self.lookup.history(history_id, "write")
-        self.check_input_references(inputs)
-        checked = self.preflight(tool, inputs, raise_problems=False)
-        if not checked.problems:
-            # run_tool's answer too: Galaxy refuses these when it populates the request against the data.
-            checked.problems += self._population_problems(tool, history, checked.flat)
-        answer: dict[str, Any] = {
-            "tool_id": tool.id,
-            "tool_version": tool.version,
-            "valid": not checked.problems,
-            "errors": [problem.as_dict() for problem in checked.problems],
-            "modelled": checked.modelled,
-            "inputs_checked": checked.modelled,
-            "unchecked": checked.unchecked,
-        }
-        if not checked.modelled:
-            return answer | {
-                "resolved_inputs": None,
-                "jobs_expected": None,
-                "map_over": checked.mapped_over,
-                "reason": checked.reason,
-            }
-        return answer | {
-            "resolved_inputs": checked.resolved if not checked.problems else None,
-            "jobs_expected": checked.jobs_expected if not checked.problems else 0,
-            "map_over": checked.map_over,
-            "mapped_over": checked.mapped_over,
-            **({"normalised": checked.normalised} if checked.normalised else {}),
-        }
-
-    def _population_problems(self, tool, history, flat: dict[str, Any]) -> list[InputProblem]:
-        """What Galaxy's own population of the request (the step of its run_tool before any job is made)
-        refuses, for the dry run to agree with the run: rules that depend on the data, not the tool."""
-        context = proxy_work_context_for_history(self.trans, history=history)
-        try:
-            _, all_errors, _, _ = tool.expand_incoming(context, copy.deepcopy(flat), "legacy")
-        except exceptions.MessageException as error:
-            return [InputProblem("inputs", INVALID_VALUE, error.err_msg, "Fix the inputs Galaxy names and check again.")]
-        problems: dict[tuple[str, str], InputProblem] = {}  # a mapped-over request repeats one refusal per job
-        for errors in all_errors:
-            for problem in population_problems(errors):
-                problems.setdefault((problem.path, problem.message), problem)
-        return [self._column_rule(tool, problem, flat) for problem in problems.values()]
-
 
 def _mapped_size(collection, parameter) -> int:
     """Jobs from mapping this collection over the input: one per dataset, or per matching subcollection."""
