@@ -195,7 +195,7 @@ def test_a_workflow_schema_as_text_writes_each_tool_schema_once(galaxy, mcp, api
 
 def test_mcp_routes_first_is_applied_on_the_live_server(galaxy, mcp, api_key):
     """The live server applied the patch and answers on /api/mcp with no redirect; the route order it makes
-    in Galaxy's real API route table is checked in test/unit/test_routes_first.py (a separate process's
+    in Galaxy's real API route table is checked in test/unit/galaxy_library/test_routes_first.py (a separate process's
     route list is out of this test's reach)."""
     patches = mcp.call_ok("get_server_info", api_key=api_key)["patch_set"]["patches"]
     assert "mcp-routes-first" in patches, patches

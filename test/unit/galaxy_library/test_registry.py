@@ -60,12 +60,12 @@ def test_every_real_patch_passes_its_self_check_on_the_installed_galaxy():
 
 
 def test_patches_md_has_one_row_per_registered_patch():
-    text = (Path(__file__).parents[2] / "PATCHES.md").read_text()
+    text = (Path(__file__).parents[3] / "PATCHES.md").read_text()
     rows = re.findall(r"^\| `([a-z-]+)` \| `([^`]+)` \|", text, re.MULTILINE)
     assert [(patch.id, patch.target) for patch in PATCHES] == rows
 
 
-REPO = Path(__file__).parents[2]
+REPO = Path(__file__).parents[3]
 
 
 def test_every_test_patches_md_names_exists_in_the_file_it_names():
@@ -78,7 +78,7 @@ def test_every_test_patches_md_names_exists_in_the_file_it_names():
     for row in rows:
         proved_by = row.rstrip(" |").rsplit(" | ", 1)[1]
         # A run of names, then its file in parentheses (a remark may follow the file after a colon).
-        runs = re.findall(r"((?:`test_\w+`(?:, )?)+) \(((?:test/\w+/)?test_\w+\.py)[):]", proved_by)
+        runs = re.findall(r"((?:`test_\w+`(?:, )?)+) \(((?:test/[\w/]+/)?test_\w+\.py)[):]", proved_by)
         named = re.findall(r"`(test_\w+)`", proved_by)
         in_runs = [name for names, _ in runs for name in re.findall(r"`(test_\w+)`", names)]
         if in_runs != named:
@@ -92,7 +92,7 @@ def test_every_test_patches_md_names_exists_in_the_file_it_names():
                 checked += 1
                 if not any(re.search(rf"^(?:async )?def {name}\(", path.read_text(), re.MULTILINE) for path in candidates):
                     missing.append(f"{name} ({file_name})")
-        for file_name in re.findall(r"(?<![\w/])(test/\w+/test_\w+\.py)", proved_by):
+        for file_name in re.findall(r"(?<![\w/])(test/[\w/]+/test_\w+\.py)", proved_by):
             if file_name not in files:
                 missing.append(f"{file_name}: no such test file")
     assert not missing, missing

@@ -190,7 +190,7 @@ def test_a_null_boolean_means_its_default_and_says_so(tmp_path):
 @pytest.fixture(scope="module")
 def siblings():
     """The corpus wrapper whose sibling branches give one name two types (test/corpus)."""
-    path = Path(__file__).parent.parent / "corpus" / "tools" / "corpus_branches.xml"
+    path = Path(__file__).parents[2] / "corpus" / "tools" / "corpus_branches.xml"
     return list(input_models_for_tool_source(get_tool_source(str(path))).parameters)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from galaxy_mcp_analysis import toolbox_check
 
-CORPUS_CONF = Path(__file__).parent.parent / "corpus" / "tool_conf.xml"
+CORPUS_CONF = Path(__file__).parents[2] / "corpus" / "tool_conf.xml"
 
 WRONG_TEST = """<tool id="wrong_test" name="wrong test" version="0.1">
   <command>true</command>
