@@ -183,6 +183,25 @@ def test_each_kind_of_id_is_refused_naming_its_argument(galaxy, mcp, api_key, to
     assert unknown.startswith(f"[NOT_FOUND] {missing} {unknown_id} exists."), unknown
 
 
+#: Page tools whose ids Galaxy's page service resolves: a malformed id is refused before it is asked.
+MALFORMED_PAGE_IDS = (
+    ("get_page", "page_id", {}),
+    ("update_page", "page_id", {"title": "x"}),
+    ("list_page_revisions", "page_id", {}),
+    ("revert_page_revision", "page_id", {"revision_id": "well-formed"}),
+    ("revert_page_revision", "revision_id", {"page_id": "well-formed"}),
+)
+
+
+@pytest.mark.parametrize("tool,argument,others", MALFORMED_PAGE_IDS, ids=[f"{t}-{a}" for t, a, _ in MALFORMED_PAGE_IDS])
+def test_a_malformed_page_or_revision_id_is_refused_naming_its_argument(galaxy, mcp, api_key, tool, argument, others):
+    others = {name: missing_id(galaxy) if value == "well-formed" else value for name, value in others.items()}
+    malformed = mcp.call_error(tool, **{argument: "not-an-id!", **others, "api_key": api_key})
+    assert_coded(malformed, "VALIDATION_ERROR")
+    assert malformed.startswith(f"[VALIDATION_ERROR] {argument} 'not-an-id!' is not a valid encoded id."), malformed
+    assert "list_pages" in malformed and "Wrong id" not in malformed
+
+
 # ---- the key from the HTTP request ----
 
 

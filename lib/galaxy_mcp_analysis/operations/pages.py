@@ -58,6 +58,9 @@ _REFERENCED_KINDS = {
 }
 
 
+#: Where the ids of pages and their revisions come from, for a malformed one.
+PAGE_ID_HINT = "Page ids come from list_pages or create_page; revision ids from list_page_revisions."
+
 class NotebookPages:
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans`` and ``lookup``)."""
 
@@ -168,7 +171,7 @@ class NotebookPages:
         # Galaxy's PageRevisionDetails keeps only the rendered form; the manager has both.
         page = self.lookup.page(page_id)
         manager = self.app[PageManager]
-        revision = manager.get_revision(self.trans, page, self._decode(revision_id))
+        revision = manager.get_revision(self.trans, page, self._decode(revision_id, "revision_id"))
         exported = manager.rewrite_content_for_export(self.trans, {**revision.to_dict(), "page_id": page.id})
         result = {
             "id": revision_id,
@@ -187,7 +190,7 @@ class NotebookPages:
 
     def revert_page_revision(self, page_id: str, revision_id: str) -> dict[str, Any]:
         reverted = self._write(
-            lambda: self.pages_service.revert_revision(self.trans, self._decode(page_id), self._decode(revision_id))
+            lambda: self.pages_service.revert_revision(self.trans, self._decode(page_id), self._decode(revision_id, "revision_id"))
         ).model_dump(mode="json")
         return {
             "page_id": page_id,
@@ -202,8 +205,8 @@ class NotebookPages:
 
     # ---- helpers ----------------------------------------------------------------
 
-    def _decode(self, encoded_id: str) -> int:
-        return self.trans.security.decode_id(encoded_id)
+    def _decode(self, encoded_id: str, argument: str = "page_id") -> int:
+        return self.lookup.decode(encoded_id, argument, PAGE_ID_HINT)
 
     def _rendered(self, revision) -> dict[str, Any]:
         """The revision as Galaxy renders it for export (to_basic_markdown: every embed expanded), bounded."""
