@@ -128,6 +128,9 @@ def test_galaxy_classes_that_say_more_than_their_status():
     assert coded_text(exceptions.ItemImmutableException("archived"), "x").startswith("[CONFLICT] ")
     assert coded_text(exceptions.ToolInputsNotReadyException("inputs"), "x").startswith("[NOT_READY] ")
     assert coded_text(exceptions.AuthenticationRequired("log in"), "x").startswith("[AUTHENTICATION_ERROR] ")
+    # An unknown collection id: Galaxy's 400 says the id names nothing.
+    unknown = exceptions.RequestParameterInvalidException("History dataset collection association not found")
+    assert coded_text(unknown, "get_collection_details").startswith("[NOT_FOUND] ")
 
 
 def test_unknown_tool():

@@ -183,11 +183,18 @@ def exception_chain(exc: BaseException) -> list[BaseException]:
     return chain
 
 
+#: Galaxy answers an unknown collection id with a 400 (RequestParameterInvalidException,
+#: "History dataset collection association not found"): the id names nothing, which is NOT_FOUND.
+_UNKNOWN_ASSOCIATION = re.compile(r"collection association not found$")
+
+
 def galaxy_code(exc: BaseException) -> ErrorCode:
     """The code for one of Galaxy's MessageExceptions (galaxy.exceptions)."""
     for cls in type(exc).__mro__:
         if cls.__name__ in _CODE_BY_GALAXY_CLASS:
             return _CODE_BY_GALAXY_CLASS[cls.__name__]
+    if _UNKNOWN_ASSOCIATION.search(str(exc)):
+        return ErrorCode.NOT_FOUND
     return _CODE_BY_STATUS.get(getattr(exc, "status_code", 500), ErrorCode.SYSTEM_ERROR)
 
 
