@@ -159,7 +159,8 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
     ],
     "get_tool_citations": [
         ("A tool's citations: tool_name, tool_version", "test_the_tool_panel_and_citations_are_as_described"),
-        ("citations [{type, content}] (DOIs, BibTeX)", "untested: no served tool declares a citation"),
+        ("citations [{type, content}] (DOIs, BibTeX)",
+         "untested: no served tool declares a citation (test/unit/test_tool_citations.py checks the entries)"),
         ("[NOT_FOUND] unknown tool", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
     ],
     "search_tools_by_keywords": [
@@ -396,7 +397,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("input_formats {path: {formats, ...}}, output_formats",
          "test_tool_information.py::test_help_is_plain_text_with_what_tells_how_to_use_the_tool"),
         ("requirements [{name, version, type}]", "test_help_names_the_tools_requirements"),
-        ("citations, requirements", "untested: no served tool declares a citation"),
+        ("citations, requirements", "untested: no served tool declares a citation (test/unit/test_tool_citations.py)"),
         ("[NOT_FOUND] unknown tool or version; [VALIDATION_ERROR] offset < 0",
          "test_tool_information.py::test_help_is_paged_by_bytes_and_tiles_the_text"),
     ],
