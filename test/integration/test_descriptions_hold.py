@@ -112,6 +112,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("an unknown one is refused with the closest valid names", "test_an_upload_from_a_url_is_checked_first"),
         ("[AUTHORIZATION_ERROR] not your history", "test_making_inputs.py::test_upload_file_from_url_shares_the_fetch_path_and_its_checks"),
         ("[CONFLICT] purged or archived history", "test_an_upload_from_a_url_is_checked_first"),
+        ("[VALIDATION_ERROR] bad url or file_type", "test_an_upload_from_a_url_is_checked_first"),
     ],
     "list_workflows": [
         ("workflows [{id, name, tags, update_time}], count", "test_results_carry_the_fields_they_name"),
@@ -239,6 +240,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("another user's job or private dataset (nothing of it is shown)", "test_jobs.py::test_another_users_job_is_an_error_that_leaks_no_log"),
     ],
     "wait_for_jobs": [
+        ("Name jobs by job_ids, dataset_ids, invocation_id and/or history_id", "test_a_paste_is_a_tool_input_at_once"),
         ("state_counts, waited_seconds", "test_results_carry_the_fields_they_name"),
         ("pending_at_call, recently_finished (ended in the since_seconds before the call) and nothing_pending",
          "test_waits_and_failures.py::test_a_wait_by_history_after_the_jobs_ended_still_shows_the_flagged_one"),
@@ -254,6 +256,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
     ],
     "create_dataset_from_text": [
         ("Returns dataset_id, hid, name, job_id, state", "test_results_carry_the_fields_they_name"),
+        ("The dataset is usable as a tool input at once", "test_a_paste_is_a_tool_input_at_once"),
         ("its bytes are exactly the content given (no line-ending or tab conversion)",
          "test_making_inputs.py::test_pasted_text_becomes_a_dataset_with_exactly_those_bytes"),
         ("empty content, content over the server cap", "test_making_inputs.py::test_refused_pastes_create_nothing"),
@@ -283,6 +286,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("datasets [{path, name, dataset_id}], outputs, rerunnable",
          "test_managing.py::test_job_parameters_are_what_the_job_ran_with_and_rerun_to_the_same_bytes"),
         ("[AUTHORIZATION_ERROR] another user's job", ACCESS),
+        ("[NOT_FOUND] unknown job or tool", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
     ],
     "rerun_job": [
         ("Returns run_tool's result plus rerun_of", "test_results_carry_the_fields_they_name"),
@@ -332,6 +336,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[VALIDATION_ERROR] malformed history_id", "test_hostile_input.py::test_list_pages_refuses_negative_paging"),
     ],
     "get_page": [
+        ("[NOT_FOUND] unknown page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("content_editor, the editable markdown of its latest revision", "test_pages.py::test_create_and_read_back_a_notebook"),
         ("[AUTHORIZATION_ERROR] another user's unshared page", ACCESS),
     ],
@@ -347,14 +352,18 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[AUTHORIZATION_ERROR] not your page", "test_pages.py::test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only"),
     ],
     "list_page_revisions": [
+        ("[NOT_FOUND] unknown page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
+        ("[AUTHORIZATION_ERROR] a page you cannot see", ACCESS),
         ('oldest first: [{id, edit_source ("user", "agent", "restore"), create_time}]', "test_pages.py::test_revisions_read_and_revert"),
     ],
     "get_page_revision": [
+        ("[NOT_FOUND] unknown page or a revision of another page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("content_editor (editable markdown), edit_source, is_latest", "test_pages.py::test_revisions_read_and_revert"),
     ],
     "revert_page_revision": [
         ("copying it into a new revision (history is kept)", "test_pages.py::test_revisions_read_and_revert"),
         ("Returns new_revision_id and reverted_to", "test_a_revert_names_the_new_revision_and_its_source"),
+        ("[NOT_FOUND] unknown page or revision", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("Only the page's owner may revert", "test_pages.py::test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only"),
     ],
     "validate_page_content": [
@@ -418,12 +427,14 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("Errors: [NOT_FOUND], [AUTHORIZATION_ERROR]", ACCESS),
     ],
     "check_workflow_inputs": [
+        ("Errors: [NOT_FOUND], [AUTHORIZATION_ERROR]", ACCESS),
         ("resolved_inputs (defaults too), defaulted_inputs, inputs_by, mapped_over, steps [{label, jobs_expected}]",
          "test_workflows.py::test_collection_rules_and_datatypes_are_galaxys"),
         ('-> errors [{"path": "parameters.sort.colum"',
          "test_workflows.py::test_a_misspelled_step_parameter_is_refused_with_path_and_closest_name"),
     ],
     "create_workflow_from_history": [
+        ("Errors: [VALIDATION_ERROR], [AUTHORIZATION_ERROR]", ACCESS),
         ("(a mapped run is one step)", "test_workflows.py::test_an_analysis_run_by_hand_is_saved_as_a_workflow_that_reproduces_it"),
         ("Returns {workflow_id, inputs, steps, definition (clean Format 2)}",
          "test_extracted_workflows.py::test_every_step_is_labelled_and_the_results_are_labelled_workflow_outputs"),
@@ -519,6 +530,7 @@ def world(galaxy, mcp, api_key, other_user_key):
     call("wait_for_jobs", history_id=history, timeout_seconds=120)
     page = call("create_page", history_id=history, title="descriptions hold", content="# first\n")
     [first_revision] = call("list_page_revisions", page_id=page["page_id"])["revisions"]
+    report = call("create_page", title="another page", slug=f"another-{time.monotonic_ns()}", content="# other\n")
     # Another user's private dataset, for the refusals.
     other_history = mcp.call_ok("create_history", name="not yours", api_key=other_user_key)["id"]
     private = mcp.call_ok("create_dataset_from_text", history_id=other_history, content="secret\n",
@@ -532,6 +544,7 @@ def world(galaxy, mcp, api_key, other_user_key):
     return {"history": history, "ids": ids, "collection": collection["collection_id"], "made": made,
             "sort_job": sorted_run["jobs"][0]["id"], "workflow": workflow["workflow_id"],
             "invocation": invocation["id"], "page": page["page_id"], "first_revision": first_revision["id"],
+            "report_revision": report["latest_revision_id"],
             "other_history": other_history,
             "private": private, "other_collection": other_collection}
 
@@ -730,10 +743,15 @@ def test_unknown_and_foreign_items_get_the_codes_descriptions_name(galaxy, mcp, 
         ("get_job_details", {"dataset_id": unknown}, "NOT_FOUND"),
         ("download_dataset", {"dataset_id": unknown}, "NOT_FOUND"),
         ("create_dataset_from_text", {"history_id": unknown, "content": "x\n"}, "NOT_FOUND"),
+        ("get_job_parameters", {"job_id": unknown}, "NOT_FOUND"),
+        ("get_page", {"page_id": unknown}, "NOT_FOUND"),
+        ("list_page_revisions", {"page_id": unknown}, "NOT_FOUND"),
+        ("get_page_revision", {"page_id": world["page"], "revision_id": world["report_revision"]}, "NOT_FOUND"),
+        ("revert_page_revision", {"page_id": world["page"], "revision_id": unknown}, "NOT_FOUND"),
     ]
-    got = [(tool, arguments, mcp.call_error(tool, api_key=api_key, **arguments).split("]")[0][1:])
-           for tool, arguments, _ in expected]
-    assert [(tool, code) for tool, _, code in got] == [(tool, code) for tool, _, code in expected]
+    texts = [mcp.call_error(tool, api_key=api_key, **arguments) for tool, arguments, _ in expected]
+    wrong = [(tool, code, text) for (tool, _, code), text in zip(expected, texts) if not text.startswith(f"[{code}]")]
+    assert wrong == [], wrong
 
 
 # ---- stock tools: behaviours ----
@@ -811,6 +829,8 @@ def test_an_upload_from_a_url_is_checked_first(galaxy, mcp, api_key, world, file
     refused = mcp.call_error("upload_file_from_url", history_id=world["history"], url=url, file_type="tabularr",
                              api_key=api_key)
     assert refused.startswith("[VALIDATION_ERROR]") and "tabular" in refused, refused
+    bad_url = mcp.call_error("upload_file_from_url", history_id=world["history"], url="not a url", api_key=api_key)
+    assert bad_url.startswith("[VALIDATION_ERROR]"), bad_url
     purged = mcp.call_ok("create_history", name="purged", api_key=api_key)["id"]
     rest(galaxy.galaxy_url, f"/api/histories/{purged}", api_key, {"purge": True}, method="DELETE")
     conflict = mcp.call_error("upload_file_from_url", history_id=purged, url=url, api_key=api_key)
@@ -933,3 +953,16 @@ def test_help_names_the_tools_requirements(mcp, api_key):
     helped = mcp.call_ok("get_tool_help", tool_id="sort1", api_key=api_key)
     assert {"name": "grep", "version": "3.11", "type": "package"} in helped["requirements"], helped["requirements"]
     assert helped["citations"] == [], helped["citations"]  # sorter.xml declares none
+
+
+def test_a_paste_is_a_tool_input_at_once(mcp, api_key, world):
+    """The paste is not waited for: the tool's job waits on it, and a wait by the paste's dataset id follows it."""
+    pasted = mcp.call_ok("create_dataset_from_text", history_id=world["history"], content="at\tonce\n",
+                         file_type="tabular", api_key=api_key)
+    run = mcp.call_ok("run_tool", history_id=world["history"], tool_id="cat1",
+                      inputs={"input1": {"src": "hda", "id": pasted["dataset_id"]}}, api_key=api_key)
+    by_dataset = mcp.call_ok("wait_for_jobs", dataset_ids=[pasted["dataset_id"]], timeout_seconds=120, api_key=api_key)
+    assert [job["job_id"] for job in by_dataset["jobs"]] == [pasted["job_id"]] and by_dataset["all_terminal"], by_dataset
+    mcp.call_ok("wait_for_jobs", job_ids=[run["jobs"][0]["id"]], timeout_seconds=120, api_key=api_key)
+    read = mcp.call_ok("peek_dataset_content", dataset_id=run["outputs"][0]["id"], api_key=api_key)
+    assert read["content"] == "at\tonce\n", read

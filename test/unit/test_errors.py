@@ -131,6 +131,9 @@ def test_galaxy_classes_that_say_more_than_their_status():
     # An unknown collection id: Galaxy's 400 says the id names nothing.
     unknown = exceptions.RequestParameterInvalidException("History dataset collection association not found")
     assert coded_text(unknown, "get_collection_details").startswith("[NOT_FOUND] ")
+    # Galaxy's generic lookup quotes the decoded id, an integer the caller never sent: not shown.
+    lookup = coded_text(exceptions.MessageException("Invalid Page id ( 1000000000 ) specified", type="error"), "get_page")
+    assert lookup.startswith("[NOT_FOUND] get_page: no page has this id.") and "1000000000" not in lookup, lookup
 
 
 def test_unknown_tool():
