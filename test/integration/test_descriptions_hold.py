@@ -54,6 +54,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("Page with limit (default 50) and offset; name filters by substring", "test_list_histories_pages_filters_and_orders"),
     ],
     "run_tool": [
+        ("[VALIDATION_ERROR] inputs (paths listed)", "test_tool_inputs.py::test_every_problem_is_reported_at_once_with_its_path"),
         ("every problem (unknown name, option, unselected branch, missing, type, datatype) is reported at once with its path",
          "test_tool_inputs.py::test_every_problem_is_reported_at_once_with_its_path"),
         ("nothing is queued", "test_tool_inputs.py::test_the_silent_drop_is_refused_and_nothing_is_created"),
@@ -195,6 +196,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("tools [{id, uuid, tool_id, name, active}], count", NO_USER_TOOLS),
     ],
     "create_user_tool": [
+        ("[VALIDATION_ERROR] bad representation", "test_user_tools_are_refused_where_the_server_has_none"),
         ("returns id, uuid, tool_id, representation", NO_USER_TOOLS),
         ("[AUTHORIZATION_ERROR] not allowed on this server", "test_user_tools_are_refused_where_the_server_has_none"),
     ],
@@ -206,6 +208,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[NOT_FOUND] unknown uuid", NO_USER_TOOLS),
     ],
     "run_user_tool": [
+        ("[VALIDATION_ERROR] bad inputs", NO_USER_TOOLS),
         ("[NOT_FOUND] unknown uuid", NO_USER_TOOLS),
         ("[CONFLICT] deactivated tool", NO_USER_TOOLS),
     ],
@@ -222,9 +225,11 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[NOT_FOUND] trs_id not in the IWC manifest", NO_NETWORK),
     ],
     "import_workflow_from_iwc": [
+        ("Errors: [NOT_FOUND] unknown trs_id", NO_NETWORK),
         ("returns id, name, trs_id, missing_tools", NO_NETWORK),
     ],
     "get_job_errors": [
+        ("[VALIDATION_ERROR] both or neither id given", "test_jobs.py::test_exactly_one_of_job_id_and_dataset_id"),
         ("Returns job_id, tool_id, tool_version, state", "test_results_carry_the_fields_they_name"),
         ("Pass exactly one of job_id or dataset_id", "test_jobs.py::test_exactly_one_of_job_id_and_dataset_id"),
         ("exit_code, info, tool_stderr/tool_stdout", "test_jobs.py::test_a_failing_job_shows_its_exit_code_and_the_tools_stderr"),
@@ -237,7 +242,8 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("Long logs keep head and tail", "test_jobs.py::test_a_long_log_keeps_its_head_and_tail_within_max_bytes"),
         ("max_bytes < 256", "test_jobs.py::test_a_budget_below_256_bytes_is_a_validation_error"),
         ("[NOT_FOUND] unknown id", "test_jobs.py::test_an_unknown_job_is_not_found"),
-        ("another user's job or private dataset (nothing of it is shown)", "test_jobs.py::test_another_users_job_is_an_error_that_leaks_no_log"),
+        ("[AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown)",
+         "test_jobs.py::test_another_users_job_is_an_error_that_leaks_no_log"),
     ],
     "wait_for_jobs": [
         ("Name jobs by job_ids, dataset_ids, invocation_id and/or history_id", "test_a_paste_is_a_tool_input_at_once"),
@@ -252,9 +258,11 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("server_busy?", "test_jobs.py::test_sleeping_waits_hold_no_database_connection_and_block_no_other_call"),
         ("progressToken gets notifications/progress", "test_workflows.py::test_a_wait_reports_progress_only_when_the_request_asks"),
         ("[VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids", "test_jobs.py::test_wait_argument_errors"),
-        ("for an id you cannot see (checked before waiting)", ACCESS),
+        ("[NOT_FOUND] and [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting)", ACCESS),
+        ("[NOT_FOUND] and", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
     ],
     "create_dataset_from_text": [
+        ("Errors (nothing is created): [VALIDATION_ERROR] empty content", "test_making_inputs.py::test_refused_pastes_create_nothing"),
         ("Returns dataset_id, hid, name, job_id, state", "test_results_carry_the_fields_they_name"),
         ("The dataset is usable as a tool input at once", "test_a_paste_is_a_tool_input_at_once"),
         ("its bytes are exactly the content given (no line-ending or tab conversion)",
@@ -266,6 +274,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[NOT_FOUND] unknown history", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
     ],
     "create_collection": [
+        ("[VALIDATION_ERROR] shape problems, each with its path", "test_making_inputs.py::test_invalid_shapes_are_refused_and_create_nothing"),
         ("names unique per level; paired is \"forward\" and \"reverse\"", "test_making_inputs.py::test_invalid_shapes_are_refused_and_create_nothing"),
         ("src hda or ldda innermost", "test_making_inputs.py::test_a_library_dataset_is_an_element"),
         ("new_collection or hdca above", "test_making_inputs.py::test_an_existing_collection_can_be_a_nested_element"),
@@ -289,6 +298,9 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[NOT_FOUND] unknown job or tool", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
     ],
     "rerun_job": [
+        ("[CONFLICT] replace_outputs on a job neither failed nor flagged",
+         "test_managing.py::test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it"),
+        ("[AUTHORIZATION_ERROR] not yours", ACCESS),
         ("Returns run_tool's result plus rerun_of", "test_results_carry_the_fields_they_name"),
         ("Run a job's tool again on its recorded inputs with changes laid over them", "test_managing.py::test_rerun_with_one_change"),
         ("new outputs take the failed ones' hid, name, visibility",
@@ -311,6 +323,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[AUTHORIZATION_ERROR] not yours", ACCESS),
     ],
     "update_collection": [
+        ("[NOT_FOUND];", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("deleted, element_count, ...) and changed", "test_results_carry_the_fields_they_name"),
         ("Rename, tag or hide your history collection", "test_managing.py::test_rename_tag_and_hide_a_collection"),
         ("[VALIDATION_ERROR] no field, empty name, bad tag, <>& in it", "test_managing.py::test_a_refused_collection_update_changes_nothing"),
@@ -318,6 +331,9 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[AUTHORIZATION_ERROR] not yours", ACCESS),
     ],
     "delete_history_items": [
+        ("[AUTHORIZATION_ERROR] not yours", "test_managing.py::test_one_foreign_item_changes_nothing"),
+        ("[VALIDATION_ERROR] malformed or elsewhere", "test_managing.py::test_one_foreign_item_changes_nothing"),
+        ("[NOT_FOUND];", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("Returns {history_id, items: [{src, id, deleted, purged, visible}]}", "test_results_carry_the_fields_they_name"),
         ("purge frees the space for good", "test_managing.py::test_delete_restore_and_purge_frees_the_space"),
         ("(a collection needs recursive)", "test_managing.py::test_recursive_delete_of_a_collection_and_its_restore"),
@@ -325,6 +341,8 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("all or nothing", "test_managing.py::test_one_foreign_item_changes_nothing"),
     ],
     "restore_history_items": [
+        ("[AUTHORIZATION_ERROR] not yours", "test_managing.py::test_one_foreign_item_changes_nothing"),
+        ("[NOT_FOUND].", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("Returns {history_id, items: [{src, id, deleted, purged, visible}]}", "test_results_carry_the_fields_they_name"),
         ("(a collection with its datasets)", "test_managing.py::test_recursive_delete_of_a_collection_and_its_restore"),
         ("[CONFLICT] purged", "test_managing.py::test_delete_restore_and_purge_frees_the_space"),
@@ -341,12 +359,17 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[AUTHORIZATION_ERROR] another user's unshared page", ACCESS),
     ],
     "create_page": [
+        ("[VALIDATION_ERROR] invalid markdown", "test_hostile_input.py::test_refused_page_writes_change_nothing"),
+        ("[NOT_FOUND] unknown history", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("an invalid page is not created", "test_hostile_input.py::test_refused_page_writes_change_nothing"),
         ("directives must reference datasets/collections/histories you can access",
          "test_pages.py::test_an_id_that_does_not_exist_or_is_not_yours_is_refused_by_name"),
         ("missing title/slug, slug in use", "test_pages.py::test_a_standalone_report_needs_title_and_slug"),
     ],
     "update_page": [
+        ("[VALIDATION_ERROR] invalid markdown or unknown id (fix and resend)",
+         "test_pages.py::test_an_invalid_update_is_explained_and_changes_nothing"),
+        ("[NOT_FOUND] unknown page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ('recorded with edit_source "agent"', "test_pages.py::test_update_records_an_agent_revision"),
         ("the latest revision stays the latest", "test_pages.py::test_an_invalid_update_is_explained_and_changes_nothing"),
         ("[AUTHORIZATION_ERROR] not your page", "test_pages.py::test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only"),
@@ -361,6 +384,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("content_editor (editable markdown), edit_source, is_latest", "test_pages.py::test_revisions_read_and_revert"),
     ],
     "revert_page_revision": [
+        ("[AUTHORIZATION_ERROR] not your page", "test_pages.py::test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only"),
         ("copying it into a new revision (history is kept)", "test_pages.py::test_revisions_read_and_revert"),
         ("Returns new_revision_id and reverted_to", "test_a_revert_names_the_new_revision_and_its_source"),
         ("[NOT_FOUND] unknown page or revision", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
@@ -372,6 +396,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ('rule "unknown_reference"', ACCESS),
     ],
     "peek_dataset_content": [
+        ("[VALIDATION_ERROR] binary datatype", "test_reading.py::test_binary_datatypes_are_refused_naming_the_datatype"),
         ("Returns content plus offset, length, next_offset", "test_results_carry_the_fields_they_name"),
         ("chunks never split a UTF-8 character", "test_reading.py::test_odd_sized_pages_without_whole_lines_never_split_utf8"),
         ("with whole_lines, end at a newline", "test_reading.py::test_whole_line_pages_reassemble_the_file_byte_for_byte"),
@@ -398,6 +423,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[AUTHORIZATION_ERROR] history_id not yours", ACCESS),
     ],
     "check_tool_inputs": [
+        ("[NOT_FOUND] unknown tool or dataset", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
         ("Check run_tool inputs without running anything", "test_tool_inputs.py::test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run"),
         ("resolved_inputs (the full state Galaxy would run, defaults applied), jobs_expected",
          "test_tool_inputs.py::test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run"),
@@ -440,6 +466,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_extracted_workflows.py::test_every_step_is_labelled_and_the_results_are_labelled_workflow_outputs"),
     ],
     "create_workflow": [
+        ("Errors: [VALIDATION_ERROR]", "test_workflows.py::test_create_workflow_refuses_three_problems_at_once_then_round_trips"),
         ("Returns {workflow_id, inputs, steps}", "test_results_carry_the_fields_they_name"),
         ("tool states (as run_tool's inputs) and connections are checked first, all problems at once by path",
          "test_workflows.py::test_create_workflow_refuses_three_problems_at_once_then_round_trips"),
@@ -472,6 +499,16 @@ def test_every_quoted_phrase_is_in_its_tools_live_description(listed):
     assert stale == [], f"descriptions changed; update PROMISES: {stale}"
 
 
+def test_every_error_code_a_description_names_is_in_its_table(listed):
+    unlisted = {}
+    for name, tool in listed.items():
+        quoted = " ".join(phrase for phrase, _ in PROMISES.get(name, []))
+        missing = set(re.findall(r"\[[A-Z_]+\]", tool.description)) - set(re.findall(r"\[[A-Z_]+\]", quoted))
+        if missing:
+            unlisted[name] = sorted(missing)
+    assert unlisted == {}, f"quote each error code's promise in PROMISES: {unlisted}"
+
+
 def module_tests(path: Path) -> set[str]:
     """``test_name`` and ``Class::test_name`` of a test module, read with ast (nothing is collected or run)."""
     names = set()
@@ -501,7 +538,8 @@ def test_every_referenced_test_exists():
     # Every test of this module that proves something is named in the table (none is dead weight).
     proving = {proof for proof in proofs if "::" not in proof and not proof.startswith("untested")}
     meta = {"test_every_served_tool_has_its_promises_listed", "test_every_quoted_phrase_is_in_its_tools_live_description",
-            "test_every_referenced_test_exists", "test_every_tool_naming_its_result_fields_has_a_valid_call"}
+            "test_every_referenced_test_exists", "test_every_tool_naming_its_result_fields_has_a_valid_call",
+            "test_every_error_code_a_description_names_is_in_its_table"}
     assert module_tests(Path(__file__)) - meta == proving
 
 
@@ -748,6 +786,15 @@ def test_unknown_and_foreign_items_get_the_codes_descriptions_name(galaxy, mcp, 
         ("list_page_revisions", {"page_id": unknown}, "NOT_FOUND"),
         ("get_page_revision", {"page_id": world["page"], "revision_id": world["report_revision"]}, "NOT_FOUND"),
         ("revert_page_revision", {"page_id": world["page"], "revision_id": unknown}, "NOT_FOUND"),
+        ("update_page", {"page_id": unknown, "content": "# x\n"}, "NOT_FOUND"),
+        ("create_page", {"history_id": unknown, "content": "# x\n"}, "NOT_FOUND"),
+        ("update_collection", {"collection_id": unknown, "name": "x"}, "NOT_FOUND"),
+        ("delete_history_items", {"history_id": world["history"], "items": [{"src": "hda", "id": unknown}]}, "NOT_FOUND"),
+        ("restore_history_items", {"history_id": world["history"], "items": [{"src": "hda", "id": unknown}]}, "NOT_FOUND"),
+        ("check_tool_inputs", {"history_id": world["history"], "tool_id": "no_such_tool", "inputs": {}}, "NOT_FOUND"),
+        ("check_tool_inputs", {"history_id": world["history"], "tool_id": "cat1",
+                               "inputs": {"input1": {"src": "hda", "id": unknown}}}, "NOT_FOUND"),
+        ("wait_for_jobs", {"job_ids": [unknown], "timeout_seconds": 0}, "NOT_FOUND"),
     ]
     texts = [mcp.call_error(tool, api_key=api_key, **arguments) for tool, arguments, _ in expected]
     wrong = [(tool, code, text) for (tool, _, code), text in zip(expected, texts) if not text.startswith(f"[{code}]")]
@@ -925,6 +972,8 @@ def test_user_tools_are_refused_where_the_server_has_none(mcp, api_key):
                       "outputs": [{"name": "out", "type": "data", "format": "txt", "from_work_dir": "out.txt"}]}
     refused = mcp.call_error("create_user_tool", representation=representation, api_key=api_key)
     assert refused.startswith("[AUTHORIZATION_ERROR]"), refused
+    malformed = mcp.call_error("create_user_tool", representation={**representation, "id": "t"}, api_key=api_key)
+    assert malformed.startswith("[VALIDATION_ERROR]") and "representation.id" in malformed, malformed
 
 
 # ---- the patch set's tools: what no other module checks ----
