@@ -1,10 +1,12 @@
 """Every description is true: what each served tool's description promises, and the test that proves it.
 
-``PROMISES`` maps every tool of the live ``tools/list`` to its promises: a short phrase quoted from
-its description (compared with runs of whitespace collapsed) and its proof, either a test of
-another module (``test_x.py::test_name``), a test of this module (``test_name``), or
+``PROMISES`` (description_promises.py) maps every tool of the live ``tools/list`` to its promises: a
+short phrase quoted from its description (compared with runs of whitespace collapsed) and its proof,
+either a test of another module (``test_x.py::test_name``), a test of this module (``test_name``), or
 ``untested: <why>``. The meta-tests below keep the table honest: a new tool without an entry, a
-phrase no longer in its tool's description, or a reference to a test that does not exist fails.
+phrase no longer in its tool's description, an error code a description names but no phrase quotes,
+or a reference to a test that does not exist fails. Each field a "Returns ..." sentence names is
+checked on one valid call of its tool (the sentence is parsed from the live description).
 The tests of this module prove, through /api/mcp with the official client on one shared history,
 the promises no other module tests (mostly those of Galaxy's stock tools, whose descriptions we
 rewrote); where a promise is already proven elsewhere, the table points there instead.
@@ -18,461 +20,13 @@ from pathlib import Path
 import pytest
 
 from conftest import (
-    fetch,
     held_upload,
     missing_id,
 )
+from description_promises import PROMISES
 from galaxy_mcp_analysis.testing import rest
 
 HERE = Path(__file__).parent
-
-# Proofs used by several tools.
-ACCESS = "test_access_matrix.py::test_access"
-ERROR_CODES = "test_every_tool.py::test_each_error_code_through_the_real_server"
-NO_NETWORK = "untested: this machine has no route to it (test_every_tool shows the SYSTEM_ERROR)"
-NO_USER_TOOLS = "untested: the served Galaxy has no user-tool role (enable_beta_tool_formats off)"
-
-PROMISES: dict[str, list[tuple[str, str]]] = {
-    "connect": [
-        ("Returns connected, user {id, email, username}, server {version, brand, url}",
-         "test_foundation.py::test_connect_identifies_the_keys_user"),
-        ("[AUTHENTICATION_ERROR] missing or invalid key", "test_a_missing_or_invalid_key_is_refused"),
-    ],
-    "search_tools": [
-        ("Galaxy's tool search for query (name, id, description, help; any case)", "test_search_tools_finds_by_name_and_by_help_in_any_case"),
-        ("Returns tools [{id, name, version, description}] and count", "test_results_carry_the_fields_they_name"),
-    ],
-    "get_tool_details": [
-        ("with io_details=True its inputs and outputs", "test_making_inputs.py::test_tool_details_mark_how_to_map_over_each_dataset_input"),
-        ("takes_collection=false inputs carry map_over", "test_making_inputs.py::test_tool_details_mark_how_to_map_over_each_dataset_input"),
-        ("listed in nested_data_inputs by flat run_tool name", "test_making_inputs.py::test_tool_details_mark_how_to_map_over_each_dataset_input"),
-        ("[NOT_FOUND] unknown tool id", ERROR_CODES),
-    ],
-    "list_histories": [
-        ("newest first (by creation)", "test_list_histories_pages_filters_and_orders"),
-        ("histories [{id, name, update_time, ...}], count", "test_results_carry_the_fields_they_name"),
-        ("Page with limit (default 50) and offset; name filters by substring", "test_list_histories_pages_filters_and_orders"),
-    ],
-    "run_tool": [
-        ("[VALIDATION_ERROR] inputs (paths listed)", "test_tool_inputs.py::test_every_problem_is_reported_at_once_with_its_path"),
-        ("every problem (unknown name, option, unselected branch, missing, type, datatype) is reported at once with its path",
-         "test_tool_inputs.py::test_every_problem_is_reported_at_once_with_its_path"),
-        ("nothing is queued", "test_tool_inputs.py::test_the_silent_drop_is_refused_and_nothing_is_created"),
-        ("Nested form or Galaxy's flat names", "test_tool_inputs.py::test_the_flat_form_of_a_conditional_is_applied"),
-        ("Map-over (one job per collection element)", "test_making_inputs.py::test_the_explicit_batch_form_works_and_is_not_reported_as_wrapped"),
-        ("is wrapped for you and listed in mapped_over [{input, collection_id}]",
-         "test_making_inputs.py::test_a_bare_collection_is_mapped_over_and_each_output_read_back"),
-        ("Never wrapped: data_collection inputs", "test_making_inputs.py::test_a_collection_input_is_never_wrapped"),
-        ("Returns jobs, outputs, output_collections, mapped_over, implicit_collections", "test_results_carry_the_fields_they_name"),
-        ("inputs_checked (false: not modelled)", "test_tool_inputs.py::test_sort1_schema_lists_every_option_and_is_small"),
-        ("[NOT_FOUND] unknown tool", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] inputs you cannot read", ACCESS),
-    ],
-    "get_job_status": [
-        ('Returns {"job": {id, state, exit_code, tool_id, params, inputs, outputs, ...}, "job_id"',
-         "test_results_carry_the_fields_they_name"),
-        ("true when the job is ok but an output it must produce is 0 bytes",
-         "test_jobs.py::test_an_ok_job_with_an_empty_output_is_a_suspected_silent_failure"),
-        ('"empty_outputs": [{name, dataset_id, size, may_be_empty}]', "test_jobs.py::test_get_job_status_of_a_job_with_output_is_not_suspect"),
-        ("[NOT_FOUND] unknown job", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] another user's job", ACCESS),
-    ],
-    "create_history": [
-        ("returns its id, name and update_time", "test_foundation.py::test_create_history_returns_what_its_description_names"),
-    ],
-    "get_history_details": [
-        ("(name, size, count, state, state_details): no item listing", "test_history_details_summarise_without_listing"),
-        ("[NOT_FOUND] unknown history", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[VALIDATION_ERROR] malformed id", ERROR_CODES),
-        ("[AUTHORIZATION_ERROR] not yours", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "get_history_contents": [
-        ("Returns contents [{id, hid, name, history_content_type, ...; datasets: state, extension}], pagination",
-         "test_results_carry_the_fields_they_name"),
-        ("order: hid-asc (default), hid-dsc, create_time-dsc, update_time-dsc, name-asc", "test_history_contents_come_in_each_order"),
-        ("deleted=true/visible=false list only deleted/hidden items",
-         "test_reading.py::test_history_contents_filters_keep_only_the_items_their_descriptions_name"),
-        ("[NOT_FOUND] unknown history", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] not yours", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "get_dataset_details": [
-        ("name, state, extension, file_size, genome_build, peek, misc_info", "test_results_carry_the_fields_they_name"),
-        ("No content", "test_results_carry_the_fields_they_name"),
-        ("[NOT_FOUND] unknown id", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] another user's private dataset", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "get_collection_details": [
-        ("A collection's type, state and elements [{element_identifier, object id, state, ...}]",
-         "test_results_carry_the_fields_they_name"),
-        ("max_elements caps the elements listed (default 500)", "test_collection_elements_are_capped_by_max_elements"),
-        ("[NOT_FOUND] unknown collection", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] not yours", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "upload_file_from_url": [
-        ("Returns the upload job and the new dataset (id, hid, state, usually queued)", "test_an_upload_from_a_url_is_checked_first"),
-        ("an unknown one is refused with the closest valid names", "test_an_upload_from_a_url_is_checked_first"),
-        ("[AUTHORIZATION_ERROR] not your history", "test_making_inputs.py::test_upload_file_from_url_shares_the_fetch_path_and_its_checks"),
-        ("[CONFLICT] purged or archived history", "test_an_upload_from_a_url_is_checked_first"),
-        ("[VALIDATION_ERROR] bad url or file_type", "test_an_upload_from_a_url_is_checked_first"),
-    ],
-    "list_workflows": [
-        ("workflows [{id, name, tags, update_time}], count", "test_results_carry_the_fields_they_name"),
-        ("shared with you too by default", "test_workflows_are_listed_searched_and_versioned"),
-        ("search filters name/annotation; show_published adds published ones; page with limit/offset",
-         "test_workflows_are_listed_searched_and_versioned"),
-    ],
-    "get_workflow_details": [
-        ("A workflow's steps, inputs (labels and indices), outputs", "test_workflows_are_listed_searched_and_versioned"),
-        ("version picks an older version (default latest)", "test_workflows_are_listed_searched_and_versioned"),
-        ("[NOT_FOUND] unknown workflow", ERROR_CODES),
-    ],
-    "invoke_workflow": [
-        ("every input and step parameter is checked first", "test_workflows.py::test_a_misspelled_step_parameter_is_refused_with_path_and_closest_name"),
-        ("inputs by label or step index", "test_workflows.py::test_inputs_keyed_by_label_are_invoked_and_followed_to_the_end"),
-        ("a collection on a dataset input maps over it", "test_workflows.py::test_collection_rules_and_datatypes_are_galaxys"),
-        ('parameters likewise: {"sort": {"column": 2}}', "test_extracted_workflows.py::test_step_parameters_can_be_set_by_the_new_labels"),
-        ("Problems come in one [VALIDATION_ERROR] with paths; nothing is invoked",
-         "test_workflows.py::test_every_input_problem_is_reported_at_once_and_nothing_is_invoked"),
-        ("Adds inputs_by, mapped_over", "test_workflows.py::test_inputs_keyed_by_label_are_invoked_and_followed_to_the_end"),
-    ],
-    "get_invocations": [
-        ("filtered by workflow_id and/or history_id: invocations [{id, state, ...}], count",
-         "test_workflows_are_listed_searched_and_versioned"),
-    ],
-    "get_invocation_details": [
-        ("progress: {state, terminal, steps [{label, state, jobs, job_ids, outputs}], failed_steps}",
-         "test_workflows.py::test_progress_names_the_failed_middle_step_and_its_jobs"),
-        ("Errors: [NOT_FOUND]", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "cancel_workflow_invocation": [
-        ("finished steps stay, steps not yet run are skipped", "test_a_cancelled_invocation_runs_no_further_step"),
-        ("Returns the invocation with its new state", "test_a_cancelled_invocation_runs_no_further_step"),
-        ("[NOT_FOUND] unknown invocation", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "get_tool_panel": [
-        ("nested sections and tool ids", "test_the_tool_panel_and_citations_are_as_described"),
-        ("Errors: [VALIDATION_ERROR] unknown view", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "get_tool_run_examples": [
-        ("Returns tool_version, requested_version, count, test_cases [{index, inputs",
-         "test_tool_information.py::test_run_examples_are_the_tools_own_test_cases"),
-        ('tool_version="*": every served version', "test_tool_information.py::test_run_examples_are_the_tools_own_test_cases"),
-        ("[NOT_FOUND] unknown tool (search_tools)", "test_tool_information.py::test_run_examples_are_the_tools_own_test_cases"),
-    ],
-    "get_tool_citations": [
-        ("A tool's citations: tool_name, tool_version", "test_the_tool_panel_and_citations_are_as_described"),
-        ("citations [{type, content}] (DOIs, BibTeX)",
-         "untested: no served tool declares a citation (test/unit/test_tool_citations.py checks the entries)"),
-        ("[NOT_FOUND] unknown tool", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "search_tools_by_keywords": [
-        ("matched_keywords, matched_in {keyword:", "test_tool_information.py::test_a_keyword_search_says_why_each_tool_matched"),
-        ("most keywords first", "test_keyword_hits_come_most_keywords_first"),
-    ],
-    "list_history_ids": [
-        ("as {id, name} pairs only (limit, default 100)", "test_list_history_ids_are_pairs_within_the_limit"),
-    ],
-    "get_job_details": [
-        ("{dataset_id, job_id, job: {tool_id, tool_version, state, times}}", "test_results_carry_the_fields_they_name"),
-        ("No parameters, logs or exit code", "test_results_carry_the_fields_they_name"),
-        ("[NOT_FOUND] unknown dataset", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] another user's private dataset", ACCESS),
-    ],
-    "download_dataset": [
-        ("a download URL and metadata (name, extension, file_size, state)", "test_results_carry_the_fields_they_name"),
-        ("Returns a URL, not the content", "test_download_dataset_gives_a_url_that_serves_the_bytes"),
-        ("[NOT_FOUND] unknown dataset", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] another user's dataset", ACCESS),
-    ],
-    "get_server_info": [
-        ("Galaxy's server {version, url}, capabilities and, with this patch set, patch_set",
-         "test_results_carry_the_fields_they_name"),
-    ],
-    "get_user": [
-        ("id, username, email, is_admin, active, create_time (no quotas)", "test_results_carry_the_fields_they_name"),
-        ("[AUTHENTICATION_ERROR] invalid key", "test_a_missing_or_invalid_key_is_refused"),
-    ],
-    "list_user_tools": [
-        ("tools [{id, uuid, tool_id, name, active}], count", NO_USER_TOOLS),
-    ],
-    "create_user_tool": [
-        ("[VALIDATION_ERROR] bad representation", "test_user_tools_are_refused_where_the_server_has_none"),
-        ("returns id, uuid, tool_id, representation", NO_USER_TOOLS),
-        ("[AUTHORIZATION_ERROR] not allowed on this server", "test_user_tools_are_refused_where_the_server_has_none"),
-    ],
-    "recommend_biocontainer": [
-        ("Returns image, found, match_quality, source, notes", "test_results_carry_the_fields_they_name"),
-        ("verified (null when quay.io could not be reached)", "test_an_unreachable_quay_io_is_said_not_hidden"),
-    ],
-    "delete_user_tool": [
-        ("[NOT_FOUND] unknown uuid", NO_USER_TOOLS),
-    ],
-    "run_user_tool": [
-        ("[VALIDATION_ERROR] bad inputs", NO_USER_TOOLS),
-        ("[NOT_FOUND] unknown uuid", NO_USER_TOOLS),
-        ("[CONFLICT] deactivated tool", NO_USER_TOOLS),
-    ],
-    "list_file_source_templates": [
-        ("The kinds of remote data sources an admin offers", "untested: the served Galaxy configures no file source templates"),
-    ],
-    "list_user_file_sources": [
-        ("Your configured remote file sources", "untested: the served Galaxy configures no file source templates"),
-    ],
-    "search_iwc_workflows": [
-        ("workflows [{trs_id, name, description, step_count, match_score, ...}], count (limit, default 10)", NO_NETWORK),
-    ],
-    "get_iwc_workflow_details": [
-        ("[NOT_FOUND] trs_id not in the IWC manifest", NO_NETWORK),
-    ],
-    "import_workflow_from_iwc": [
-        ("Errors: [NOT_FOUND] unknown trs_id", NO_NETWORK),
-        ("returns id, name, trs_id, missing_tools", NO_NETWORK),
-    ],
-    "get_job_errors": [
-        ("[VALIDATION_ERROR] both or neither id given", "test_jobs.py::test_exactly_one_of_job_id_and_dataset_id"),
-        ("Returns job_id, tool_id, tool_version, state", "test_results_carry_the_fields_they_name"),
-        ("Pass exactly one of job_id or dataset_id", "test_jobs.py::test_exactly_one_of_job_id_and_dataset_id"),
-        ("exit_code, info, tool_stderr/tool_stdout", "test_jobs.py::test_a_failing_job_shows_its_exit_code_and_the_tools_stderr"),
-        ("suspected_silent_failure (ok job, a required output is 0 bytes; may be genuine)",
-         "test_jobs.py::test_an_ok_job_with_an_empty_output_is_a_suspected_silent_failure"),
-        ("[{name, dataset_id, state, message?}] and failed_outputs",
-         "test_waits_and_failures.py::test_an_upload_whose_dataset_failed_shows_the_datasets_own_error_and_refuses_a_datatype_change"),
-        ("repair? (the rerun_job call that fixes it)", "test_managing.py::test_the_debugging_tools_point_to_the_repair_and_declare_their_hints"),
-        ("command_line where Galaxy shows it", "test_jobs.py::test_command_line_only_where_galaxy_shows_it"),
-        ("Long logs keep head and tail", "test_jobs.py::test_a_long_log_keeps_its_head_and_tail_within_max_bytes"),
-        ("max_bytes < 256", "test_jobs.py::test_a_budget_below_256_bytes_is_a_validation_error"),
-        ("[NOT_FOUND] unknown id", "test_jobs.py::test_an_unknown_job_is_not_found"),
-        ("[AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown)",
-         "test_jobs.py::test_another_users_job_is_an_error_that_leaks_no_log"),
-    ],
-    "wait_for_jobs": [
-        ("Name jobs by job_ids, dataset_ids, invocation_id and/or history_id", "test_a_paste_is_a_tool_input_at_once"),
-        ("state_counts, waited_seconds", "test_results_carry_the_fields_they_name"),
-        ("pending_at_call, recently_finished (ended in the since_seconds before the call) and nothing_pending",
-         "test_waits_and_failures.py::test_a_wait_by_history_after_the_jobs_ended_still_shows_the_flagged_one"),
-        ("paused (with paused_reason, resume_with)", "test_waits_and_failures.py::test_a_paused_job_says_why_and_what_resumes_it"),
-        ("Returns jobs [{job_id, tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, repair?}], all_terminal",
-         "test_jobs.py::test_wait_by_job_ids_reports_each_job"),
-        ("timed_out", "test_jobs.py::test_a_wait_times_out_then_sees_the_jobs_finish"),
-        ("timeout_applied, capped", "test_jobs.py::test_a_wait_past_the_server_cap_is_clamped_and_says_so"),
-        ("server_busy?", "test_jobs.py::test_sleeping_waits_hold_no_database_connection_and_block_no_other_call"),
-        ("progressToken gets notifications/progress", "test_workflows.py::test_a_wait_reports_progress_only_when_the_request_asks"),
-        ("[VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids", "test_jobs.py::test_wait_argument_errors"),
-        ("[NOT_FOUND] and [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting)", ACCESS),
-        ("[NOT_FOUND] and", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "create_dataset_from_text": [
-        ("Errors (nothing is created): [VALIDATION_ERROR] empty content", "test_making_inputs.py::test_refused_pastes_create_nothing"),
-        ("Returns dataset_id, hid, name, job_id, state", "test_results_carry_the_fields_they_name"),
-        ("The dataset is usable as a tool input at once", "test_a_paste_is_a_tool_input_at_once"),
-        ("its bytes are exactly the content given (no line-ending or tab conversion)",
-         "test_making_inputs.py::test_pasted_text_becomes_a_dataset_with_exactly_those_bytes"),
-        ("empty content, content over the server cap", "test_making_inputs.py::test_refused_pastes_create_nothing"),
-        ("unknown file_type (closest datatypes listed)", "test_making_inputs.py::test_unknown_file_type_names_the_closest_and_where_to_find_all"),
-        ("[AUTHORIZATION_ERROR] another user's history",
-         "test_making_inputs.py::test_pasting_into_another_users_history_is_refused_and_creates_nothing"),
-        ("[NOT_FOUND] unknown history", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "create_collection": [
-        ("[VALIDATION_ERROR] shape problems, each with its path", "test_making_inputs.py::test_invalid_shapes_are_refused_and_create_nothing"),
-        ("names unique per level; paired is \"forward\" and \"reverse\"", "test_making_inputs.py::test_invalid_shapes_are_refused_and_create_nothing"),
-        ("src hda or ldda innermost", "test_making_inputs.py::test_a_library_dataset_is_an_element"),
-        ("new_collection or hdca above", "test_making_inputs.py::test_an_existing_collection_can_be_a_nested_element"),
-        ("collection_id, hid, name, collection_type, element_count, populated_state", "test_making_inputs.py::test_create_each_collection_type"),
-        ("at most 50, elements_truncated if more", "test_making_inputs.py::test_a_large_list_result_stays_small"),
-        ("[NOT_FOUND] unknown ids", "test_making_inputs.py::test_an_unknown_element_id_is_not_found_and_creates_nothing"),
-        ("[AUTHORIZATION_ERROR] another user's history or private dataset",
-         "test_making_inputs.py::test_another_users_private_dataset_cannot_be_an_element"),
-    ],
-    "list_jobs": [
-        ("newest first: jobs [{job_id, tool_id, state, exit_code", "test_managing.py::test_list_jobs_filters_pages_and_flags"),
-        ("[VALIDATION_ERROR] unknown state, bad limit/offset", "test_managing.py::test_list_jobs_filters_pages_and_flags"),
-        ("[AUTHORIZATION_ERROR] history not readable", ACCESS),
-    ],
-    "get_job_parameters": [
-        ("inputs in run_tool's shape (re-runnable as is)",
-         "test_managing.py::test_job_parameters_are_what_the_job_ran_with_and_rerun_to_the_same_bytes"),
-        ("datasets [{path, name, dataset_id}], outputs, rerunnable",
-         "test_managing.py::test_job_parameters_are_what_the_job_ran_with_and_rerun_to_the_same_bytes"),
-        ("[AUTHORIZATION_ERROR] another user's job", ACCESS),
-        ("[NOT_FOUND] unknown job or tool", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-    ],
-    "rerun_job": [
-        ("[CONFLICT] replace_outputs on a job neither failed nor flagged",
-         "test_managing.py::test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it"),
-        ("[AUTHORIZATION_ERROR] not yours", ACCESS),
-        ("Returns run_tool's result plus rerun_of", "test_results_carry_the_fields_they_name"),
-        ("Run a job's tool again on its recorded inputs with changes laid over them", "test_managing.py::test_rerun_with_one_change"),
-        ("new outputs take the failed ones' hid, name, visibility",
-         "test_managing.py::test_replace_outputs_puts_the_fix_where_the_failed_output_was"),
-        ("resumed_jobs (rewires paused jobs: destructive)",
-         "test_managing.py::test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it"),
-        ("[VALIDATION_ERROR] changes that do not fit", "test_managing.py::test_a_change_that_does_not_fit_the_recorded_inputs_is_refused"),
-        ("or whose outputs jobs read", "test_waits_and_failures.py::test_a_flagged_job_whose_output_was_read_is_told_to_rerun_beside_it"),
-    ],
-    "cancel_job": [
-        ("Returns {job_id, previous_state, state}", "test_managing.py::test_cancel_a_job_still_waiting_for_its_input"),
-        ("[CONFLICT] already finished (state named)", "test_managing.py::test_cancel_a_finished_job_is_a_conflict_naming_its_state"),
-        ("[AUTHORIZATION_ERROR] another user's job", ACCESS),
-    ],
-    "update_dataset": [
-        ("Returns get_dataset_details' result plus changed", "test_results_carry_the_fields_they_name"),
-        ("its metadata job (metadata_job_id) regenerates columns", "test_managing.py::test_rename_and_txt_to_tabular_regenerates_metadata"),
-        ("[VALIDATION_ERROR] unknown datatype", "test_managing.py::test_an_unknown_datatype_refuses_the_whole_update"),
-        ("[CONFLICT] purged, or in use by a running job", "test_managing.py::test_a_dataset_in_use_by_an_unfinished_job_keeps_its_datatype"),
-        ("[AUTHORIZATION_ERROR] not yours", ACCESS),
-    ],
-    "update_collection": [
-        ("[NOT_FOUND];", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("deleted, element_count, ...) and changed", "test_results_carry_the_fields_they_name"),
-        ("Rename, tag or hide your history collection", "test_managing.py::test_rename_tag_and_hide_a_collection"),
-        ("[VALIDATION_ERROR] no field, empty name, bad tag, <>& in it", "test_managing.py::test_a_refused_collection_update_changes_nothing"),
-        ("[CONFLICT] purged", "test_managing.py::test_a_deleted_collection_changes_like_a_deleted_dataset_and_a_purged_one_does_not"),
-        ("[AUTHORIZATION_ERROR] not yours", ACCESS),
-    ],
-    "delete_history_items": [
-        ("[AUTHORIZATION_ERROR] not yours", "test_managing.py::test_one_foreign_item_changes_nothing"),
-        ("[VALIDATION_ERROR] malformed or elsewhere", "test_managing.py::test_one_foreign_item_changes_nothing"),
-        ("[NOT_FOUND];", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("Returns {history_id, items: [{src, id, deleted, purged, visible}]}", "test_results_carry_the_fields_they_name"),
-        ("purge frees the space for good", "test_managing.py::test_delete_restore_and_purge_frees_the_space"),
-        ("(a collection needs recursive)", "test_managing.py::test_recursive_delete_of_a_collection_and_its_restore"),
-        ("[CONFLICT] uploading", "test_managing.py::test_a_still_uploading_dataset_is_neither_changed_nor_deleted"),
-        ("all or nothing", "test_managing.py::test_one_foreign_item_changes_nothing"),
-    ],
-    "restore_history_items": [
-        ("[AUTHORIZATION_ERROR] not yours", "test_managing.py::test_one_foreign_item_changes_nothing"),
-        ("[NOT_FOUND].", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("Returns {history_id, items: [{src, id, deleted, purged, visible}]}", "test_results_carry_the_fields_they_name"),
-        ("(a collection with its datasets)", "test_managing.py::test_recursive_delete_of_a_collection_and_its_restore"),
-        ("[CONFLICT] purged", "test_managing.py::test_delete_restore_and_purge_frees_the_space"),
-    ],
-    "list_pages": [
-        ("pages [{id, title, slug, history_id, published, latest_revision_id, update_time, ...}]",
-         "test_results_carry_the_fields_they_name"),
-        ("count and total_count", "test_pages.py::test_list_pages_own_history_filter_search_and_paging"),
-        ("[VALIDATION_ERROR] malformed history_id", "test_hostile_input.py::test_list_pages_refuses_negative_paging"),
-    ],
-    "get_page": [
-        ("[NOT_FOUND] unknown page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("content_editor, the editable markdown of its latest revision", "test_pages.py::test_create_and_read_back_a_notebook"),
-        ("[AUTHORIZATION_ERROR] another user's unshared page", ACCESS),
-    ],
-    "create_page": [
-        ("[VALIDATION_ERROR] invalid markdown", "test_hostile_input.py::test_refused_page_writes_change_nothing"),
-        ("[NOT_FOUND] unknown history", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("an invalid page is not created", "test_hostile_input.py::test_refused_page_writes_change_nothing"),
-        ("directives must reference datasets/collections/histories you can access",
-         "test_pages.py::test_an_id_that_does_not_exist_or_is_not_yours_is_refused_by_name"),
-        ("missing title/slug, slug in use", "test_pages.py::test_a_standalone_report_needs_title_and_slug"),
-    ],
-    "update_page": [
-        ("[VALIDATION_ERROR] invalid markdown or unknown id (fix and resend)",
-         "test_pages.py::test_an_invalid_update_is_explained_and_changes_nothing"),
-        ("[NOT_FOUND] unknown page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ('recorded with edit_source "agent"', "test_pages.py::test_update_records_an_agent_revision"),
-        ("the latest revision stays the latest", "test_pages.py::test_an_invalid_update_is_explained_and_changes_nothing"),
-        ("[AUTHORIZATION_ERROR] not your page", "test_pages.py::test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only"),
-    ],
-    "list_page_revisions": [
-        ("[NOT_FOUND] unknown page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("[AUTHORIZATION_ERROR] a page you cannot see", ACCESS),
-        ('oldest first: [{id, edit_source ("user", "agent", "restore"), create_time}]', "test_pages.py::test_revisions_read_and_revert"),
-    ],
-    "get_page_revision": [
-        ("[NOT_FOUND] unknown page or a revision of another page", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("content_editor (editable markdown), edit_source, is_latest", "test_pages.py::test_revisions_read_and_revert"),
-    ],
-    "revert_page_revision": [
-        ("[AUTHORIZATION_ERROR] not your page", "test_pages.py::test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only"),
-        ("copying it into a new revision (history is kept)", "test_pages.py::test_revisions_read_and_revert"),
-        ("Returns new_revision_id and reverted_to", "test_a_revert_names_the_new_revision_and_its_source"),
-        ("[NOT_FOUND] unknown page or revision", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("Only the page's owner may revert", "test_pages.py::test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only"),
-    ],
-    "validate_page_content": [
-        ("Returns {valid, errors: [{line, directive, argument, rule, message, suggestion}]}",
-         "test_pages.py::test_validate_page_content_names_the_rule"),
-        ('rule "unknown_reference"', ACCESS),
-    ],
-    "peek_dataset_content": [
-        ("[VALIDATION_ERROR] binary datatype", "test_reading.py::test_binary_datatypes_are_refused_naming_the_datatype"),
-        ("Returns content plus offset, length, next_offset", "test_results_carry_the_fields_they_name"),
-        ("chunks never split a UTF-8 character", "test_reading.py::test_odd_sized_pages_without_whole_lines_never_split_utf8"),
-        ("with whole_lines, end at a newline", "test_reading.py::test_whole_line_pages_reassemble_the_file_byte_for_byte"),
-        ("(line_truncated: one line > max_bytes)", "test_a_line_longer_than_max_bytes_is_cut_and_says_so"),
-        ("offsets count decompressed bytes", "test_reading.py::test_gzip_text_is_read_decompressed"),
-        ("capped", "test_reading.py::test_max_bytes_above_the_cap_is_clamped_and_says_so"),
-        ("peek (Galaxy's stored preview)", "test_reading.py::test_peek_returns_the_content_and_galaxys_preview_as_described"),
-        ("[NOT_READY] still queued/running", "test_reading.py::test_new_queued_running_and_paused_datasets_are_not_ready"),
-        ('"base64" with allow_binary', "test_reading.py::test_binary_is_base64_when_allowed"),
-        ("a collection id instead of a dataset id", "test_reading.py::test_a_collection_id_is_never_silently_read_as_a_dataset"),
-        ("offset < 0 or max_bytes < 1", "test_reading.py::test_negative_offset_and_empty_max_bytes_are_validation_errors"),
-        ("[NOT_FOUND] unknown or purged dataset", "test_reading.py::test_a_purged_dataset_is_an_error"),
-        ("[AUTHORIZATION_ERROR] another user's private dataset",
-         "test_reading.py::test_another_users_private_dataset_is_refused_and_leaks_nothing"),
-    ],
-    "get_tool_input_schema": [
-        ("Returns tool_id, tool_version, name, modelled, schema", "test_results_carry_the_fields_they_name"),
-        ("selects as enum, defaults, min/max", "test_tool_inputs.py::test_sort1_schema_lists_every_option_and_is_small"),
-        ("conditionals as oneOf branches", "test_tool_inputs.py::test_a_conditional_is_one_branch_per_test_value"),
-        ("template (every parameter at its default", "test_tool_inputs.py::test_sort1_schema_lists_every_option_and_is_small"),
-        ("data_inputs [{path, flat_name, datatypes, multiple, collection_types",
-         "test_making_inputs.py::test_tool_details_mark_how_to_map_over_each_dataset_input"),
-        ("[NOT_FOUND] unknown tool or version", "test_tool_inputs.py::test_unknown_tools_and_versions_are_not_found"),
-        ("[AUTHORIZATION_ERROR] history_id not yours", ACCESS),
-    ],
-    "check_tool_inputs": [
-        ("[NOT_FOUND] unknown tool or dataset", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
-        ("Check run_tool inputs without running anything", "test_tool_inputs.py::test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run"),
-        ("resolved_inputs (the full state Galaxy would run, defaults applied), jobs_expected",
-         "test_tool_inputs.py::test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run"),
-        ("unchecked [{path, reason}] (passed to Galaxy unjudged)",
-         "test_tool_corpus.py::test_options_that_cannot_be_computed_are_left_to_galaxy_and_named"),
-        ("datatype_not_accepted (no implicit conversion)", "test_tool_inputs.py::test_every_problem_is_reported_at_once_with_its_path"),
-        ("collection_type_not_accepted", "test_workflows.py::test_collection_rules_and_datatypes_are_galaxys"),
-        ("out_of_range", "untested: no served tool has a bounded number within reach of one cheap call"),
-        ("Invalid inputs are a successful check (valid=false)",
-         "test_tool_inputs.py::test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run"),
-        ("[AUTHORIZATION_ERROR] another user's history or dataset", "test_tool_inputs.py::test_another_users_items_are_refused_by_the_check"),
-    ],
-    "get_tool_help": [
-        ("Returns tool_id, version, name, description, panel_section, help_text", "test_results_carry_the_fields_they_name"),
-        ("Read a tool's help as plain text", "test_tool_information.py::test_help_is_plain_text_with_what_tells_how_to_use_the_tool"),
-        ("a byte range: offset, next_offset, eof, help_bytes", "test_tool_information.py::test_help_is_paged_by_bytes_and_tiles_the_text"),
-        ("input_formats {path: {formats, ...}}, output_formats",
-         "test_tool_information.py::test_help_is_plain_text_with_what_tells_how_to_use_the_tool"),
-        ("requirements [{name, version, type}]", "test_help_names_the_tools_requirements"),
-        ("citations, requirements", "untested: no served tool declares a citation (test/unit/test_tool_citations.py)"),
-        ("[NOT_FOUND] unknown tool or version; [VALIDATION_ERROR] offset < 0",
-         "test_tool_information.py::test_help_is_paged_by_bytes_and_tiles_the_text"),
-    ],
-    "get_workflow_input_schema": [
-        ("A workflow's inputs by label", "test_workflows.py::test_input_schema_names_inputs_by_label_with_a_template"),
-        ("the tool parameters each step lets you set (schema)", "test_extracted_workflows.py::test_the_schema_shows_the_saved_values_not_the_tools_defaults"),
-        ("Errors: [NOT_FOUND], [AUTHORIZATION_ERROR]", ACCESS),
-    ],
-    "check_workflow_inputs": [
-        ("Errors: [NOT_FOUND], [AUTHORIZATION_ERROR]", ACCESS),
-        ("resolved_inputs (defaults too), defaulted_inputs, inputs_by, mapped_over, steps [{label, jobs_expected}]",
-         "test_workflows.py::test_collection_rules_and_datatypes_are_galaxys"),
-        ('-> errors [{"path": "parameters.sort.colum"',
-         "test_workflows.py::test_a_misspelled_step_parameter_is_refused_with_path_and_closest_name"),
-    ],
-    "create_workflow_from_history": [
-        ("Errors: [VALIDATION_ERROR], [AUTHORIZATION_ERROR]", ACCESS),
-        ("(a mapped run is one step)", "test_workflows.py::test_an_analysis_run_by_hand_is_saved_as_a_workflow_that_reproduces_it"),
-        ("Returns {workflow_id, inputs, steps, definition (clean Format 2)}",
-         "test_extracted_workflows.py::test_every_step_is_labelled_and_the_results_are_labelled_workflow_outputs"),
-    ],
-    "create_workflow": [
-        ("Errors: [VALIDATION_ERROR]", "test_workflows.py::test_create_workflow_refuses_three_problems_at_once_then_round_trips"),
-        ("Returns {workflow_id, inputs, steps}", "test_results_carry_the_fields_they_name"),
-        ("tool states (as run_tool's inputs) and connections are checked first, all problems at once by path",
-         "test_workflows.py::test_create_workflow_refuses_three_problems_at_once_then_round_trips"),
-        ("dry_run: {valid, errors}", "test_workflows.py::test_a_bad_connection_is_refused_and_dry_run_saves_nothing"),
-    ],
-}
 
 
 def collapsed(text: str) -> str:
@@ -537,7 +91,8 @@ def test_every_referenced_test_exists():
     assert missing == [], missing
     # Every test of this module that proves something is named in the table (none is dead weight).
     proving = {proof for proof in proofs if "::" not in proof and not proof.startswith("untested")}
-    meta = {"test_every_served_tool_has_its_promises_listed", "test_every_quoted_phrase_is_in_its_tools_live_description",
+    meta = {"test_every_served_tool_has_its_promises_listed",
+            "test_every_quoted_phrase_is_in_its_tools_live_description",
             "test_every_referenced_test_exists", "test_every_tool_naming_its_result_fields_has_a_valid_call",
             "test_every_error_code_a_description_names_is_in_its_table"}
     assert module_tests(Path(__file__)) - meta == proving
@@ -660,7 +215,8 @@ CALLS = {
     "check_tool_inputs": lambda w: {"history_id": w["history"], "tool_id": "sort1",
                                     "inputs": {"input": {"src": "hda", "id": w["ids"]["zeta"]}}},
     "get_tool_help": lambda w: {"tool_id": "Grep1"},
-    "create_workflow_from_history": lambda w: {"history_id": w["history"], "name": "returned", "job_ids": [w["sort_job"]]},
+    "create_workflow_from_history": lambda w: {"history_id": w["history"], "name": "returned",
+                                               "job_ids": [w["sort_job"]]},
     "create_workflow": lambda w: {"definition": {"class": "GalaxyWorkflow", "inputs": {"t": "data"},
                                                  "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}},
 }
@@ -707,7 +263,8 @@ ITEM_FIELDS = {
     "list_histories": ("histories", ["id", "name", "update_time"]),
     "get_job_status": ("job", ["id", "state", "exit_code", "tool_id", "params", "inputs", "outputs"]),
     "get_history_contents": ("contents", ["id", "hid", "name", "history_content_type"]),
-    "get_dataset_details": ("dataset", ["name", "state", "extension", "file_size", "genome_build", "peek", "misc_info"]),
+    "get_dataset_details": ("dataset", ["name", "state", "extension", "file_size", "genome_build", "peek",
+                                        "misc_info"]),
     "get_collection_details": ("collection", ["collection_type", "populated_state", "elements"]),
     "list_workflows": ("workflows", ["id", "name", "tags", "update_time"]),
     "get_job_details": ("job", ["tool_id", "tool_version", "state", "create_time", "update_time"]),
@@ -763,6 +320,7 @@ def test_a_missing_or_invalid_key_is_refused(galaxy):
 
 def test_unknown_and_foreign_items_get_the_codes_descriptions_name(galaxy, mcp, api_key, world):
     unknown = missing_id(galaxy)
+    unknown_item = {"src": "hda", "id": unknown}
     expected = [
         ("run_tool", {"history_id": world["history"], "tool_id": "no_such_tool", "inputs": {}}, "NOT_FOUND"),
         ("get_job_status", {"job_id": unknown}, "NOT_FOUND"),
@@ -789,8 +347,8 @@ def test_unknown_and_foreign_items_get_the_codes_descriptions_name(galaxy, mcp, 
         ("update_page", {"page_id": unknown, "content": "# x\n"}, "NOT_FOUND"),
         ("create_page", {"history_id": unknown, "content": "# x\n"}, "NOT_FOUND"),
         ("update_collection", {"collection_id": unknown, "name": "x"}, "NOT_FOUND"),
-        ("delete_history_items", {"history_id": world["history"], "items": [{"src": "hda", "id": unknown}]}, "NOT_FOUND"),
-        ("restore_history_items", {"history_id": world["history"], "items": [{"src": "hda", "id": unknown}]}, "NOT_FOUND"),
+        ("delete_history_items", {"history_id": world["history"], "items": [unknown_item]}, "NOT_FOUND"),
+        ("restore_history_items", {"history_id": world["history"], "items": [unknown_item]}, "NOT_FOUND"),
         ("check_tool_inputs", {"history_id": world["history"], "tool_id": "no_such_tool", "inputs": {}}, "NOT_FOUND"),
         ("check_tool_inputs", {"history_id": world["history"], "tool_id": "cat1",
                                "inputs": {"input1": {"src": "hda", "id": unknown}}}, "NOT_FOUND"),
@@ -892,11 +450,12 @@ def test_workflows_are_listed_searched_and_versioned(galaxy, mcp, api_key, other
     # Shared with the caller: listed by default; another user's published one only with show_published.
     document = {"class": "GalaxyWorkflow", "label": "shared-by-other", "inputs": {"t": "data"},
                 "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}
-    theirs = rest(galaxy.galaxy_url, "/api/workflows", other_user_key, {"workflow": document, "fill_defaults": True})["id"]
+    gx = galaxy.galaxy_url
+    theirs = rest(gx, "/api/workflows", other_user_key, {"workflow": document, "fill_defaults": True})["id"]
     published = rest(galaxy.galaxy_url, "/api/workflows", other_user_key,
                      {"workflow": {**document, "label": "published-by-other"}, "fill_defaults": True})["id"]
     me = rest(galaxy.galaxy_url, "/api/users/current", api_key)["id"]
-    rest(galaxy.galaxy_url, f"/api/workflows/{theirs}/share_with_users", other_user_key, {"user_ids": [me]}, method="PUT")
+    rest(gx, f"/api/workflows/{theirs}/share_with_users", other_user_key, {"user_ids": [me]}, method="PUT")
     rest(galaxy.galaxy_url, f"/api/workflows/{published}/publish", other_user_key, method="PUT")
     listed = {w["id"] for w in mcp.call_ok("list_workflows", limit=500, api_key=api_key)["workflows"]}
     assert theirs in listed and published not in listed
@@ -909,7 +468,8 @@ def test_workflows_are_listed_searched_and_versioned(galaxy, mcp, api_key, other
     stored = rest(galaxy.galaxy_url, f"/api/workflows/{workflow}/download?format=json-download", api_key)
     rest(galaxy.galaxy_url, f"/api/workflows/{workflow}", api_key, {"workflow": {**stored, "name": "renamed v2"}},
          method="PUT")
-    assert mcp.call_ok("get_workflow_details", workflow_id=workflow, api_key=api_key)["workflow"]["name"] == "renamed v2"
+    latest = mcp.call_ok("get_workflow_details", workflow_id=workflow, api_key=api_key)["workflow"]
+    assert latest["name"] == "renamed v2", latest
     assert mcp.call_ok("get_workflow_details", workflow_id=workflow, version=0,
                        api_key=api_key)["workflow"]["name"] == "descriptions hold wf"
     # Invocations, filtered by workflow and by history.
@@ -967,7 +527,8 @@ def test_an_unreachable_quay_io_is_said_not_hidden(mcp, api_key):
 
 
 def test_user_tools_are_refused_where_the_server_has_none(mcp, api_key):
-    representation = {"class": "GalaxyUserTool", "id": "echo_hi", "version": "0.1", "name": "echo hi", "container": "busybox",
+    representation = {"class": "GalaxyUserTool", "id": "echo_hi", "version": "0.1", "name": "echo hi",
+                      "container": "busybox",
                       "shell_command": "echo hi > out.txt", "inputs": [],
                       "outputs": [{"name": "out", "type": "data", "format": "txt", "from_work_dir": "out.txt"}]}
     refused = mcp.call_error("create_user_tool", representation=representation, api_key=api_key)
@@ -985,7 +546,8 @@ def test_a_line_longer_than_max_bytes_is_cut_and_says_so(mcp, api_key, world):
     assert read["line_truncated"] is True and read["content"] == "x" * 100 and read["next_offset"] == 100, read
     rest_of_it = mcp.call_ok("peek_dataset_content", dataset_id=world["ids"]["long line"], offset=301, max_bytes=100,
                              whole_lines=True, api_key=api_key)
-    assert (rest_of_it["content"], rest_of_it["line_truncated"], rest_of_it["eof"]) == ("short\n", False, True), rest_of_it
+    assert (rest_of_it["content"], rest_of_it["line_truncated"], rest_of_it["eof"]) == ("short\n", False, True), \
+        rest_of_it
 
 
 def test_a_revert_names_the_new_revision_and_its_source(mcp, api_key, world):
@@ -1011,7 +573,8 @@ def test_a_paste_is_a_tool_input_at_once(mcp, api_key, world):
     run = mcp.call_ok("run_tool", history_id=world["history"], tool_id="cat1",
                       inputs={"input1": {"src": "hda", "id": pasted["dataset_id"]}}, api_key=api_key)
     by_dataset = mcp.call_ok("wait_for_jobs", dataset_ids=[pasted["dataset_id"]], timeout_seconds=120, api_key=api_key)
-    assert [job["job_id"] for job in by_dataset["jobs"]] == [pasted["job_id"]] and by_dataset["all_terminal"], by_dataset
+    assert [job["job_id"] for job in by_dataset["jobs"]] == [pasted["job_id"]], by_dataset
+    assert by_dataset["all_terminal"], by_dataset
     mcp.call_ok("wait_for_jobs", job_ids=[run["jobs"][0]["id"]], timeout_seconds=120, api_key=api_key)
     read = mcp.call_ok("peek_dataset_content", dataset_id=run["outputs"][0]["id"], api_key=api_key)
     assert read["content"] == "at\tonce\n", read
