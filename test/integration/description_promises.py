@@ -479,7 +479,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("datatype_not_accepted (no implicit conversion)",
          "test_tool_inputs.py::test_every_problem_is_reported_at_once_with_its_path"),
         ("collection_type_not_accepted", "test_workflows.py::test_collection_rules_and_datatypes_are_galaxys"),
-        ("out_of_range", "untested: no served tool has a bounded number within reach of one cheap call"),
+        ("out_of_range", "test_a_number_below_its_minimum_is_out_of_range"),
         ("Invalid inputs are a successful check (valid=false)",
          "test_tool_inputs.py::test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run"),
         ("[AUTHORIZATION_ERROR] another user's history or dataset",

@@ -578,3 +578,10 @@ def test_a_paste_is_a_tool_input_at_once(mcp, api_key, world):
     mcp.call_ok("wait_for_jobs", job_ids=[run["jobs"][0]["id"]], timeout_seconds=120, api_key=api_key)
     read = mcp.call_ok("peek_dataset_content", dataset_id=run["outputs"][0]["id"], api_key=api_key)
     assert read["content"] == "at\tonce\n", read
+
+
+def test_a_number_below_its_minimum_is_out_of_range(mcp, api_key, world):
+    checked = mcp.call_ok("check_tool_inputs", history_id=world["history"], tool_id="Show beginning1", api_key=api_key,
+                          inputs={"input": {"src": "hda", "id": world["ids"]["zeta"]}, "lineNum": 0})
+    assert checked["valid"] is False, checked
+    assert [(e["path"], e["rule"]) for e in checked["errors"]] == [("inputs.lineNum", "out_of_range")], checked
