@@ -183,11 +183,21 @@ def exception_chain(exc: BaseException) -> list[BaseException]:
     return chain
 
 
+#: Galaxy answers an unknown collection id with a 400 (RequestParameterInvalidException,
+#: "History dataset collection association not found"): the id names nothing, which is NOT_FOUND.
+_UNKNOWN_ASSOCIATION = re.compile(r"collection association not found$")
+#: Galaxy's generic object lookup (managers.base.get_object) answers an id that names nothing with a
+#: plain 400 quoting the *decoded* id, an integer the caller never sent: NOT_FOUND, without the integer.
+_INVALID_OBJECT_ID = re.compile(r"^Invalid (\w+) id \( .* \) specified\.?$")
+
+
 def galaxy_code(exc: BaseException) -> ErrorCode:
     """The code for one of Galaxy's MessageExceptions (galaxy.exceptions)."""
     for cls in type(exc).__mro__:
         if cls.__name__ in _CODE_BY_GALAXY_CLASS:
             return _CODE_BY_GALAXY_CLASS[cls.__name__]
+    if _UNKNOWN_ASSOCIATION.search(str(exc)):
+        return ErrorCode.NOT_FOUND
     return _CODE_BY_STATUS.get(getattr(exc, "status_code", 500), ErrorCode.SYSTEM_ERROR)
 
 
@@ -249,6 +259,10 @@ def coded_text(exc: BaseException, operation: str, arguments: dict[str, Any] | N
                 "List the tools with tools/list; names are case-sensitive (e.g. peek_dataset_content).",
             )
         if _is_galaxy_message(cause):
+            unknown = _INVALID_OBJECT_ID.match(str(cause).strip())
+            if unknown:
+                return format_error(ErrorCode.NOT_FOUND, f"{operation}: no {unknown.group(1).lower()} has this id.",
+                                    suggestion_for(ErrorCode.NOT_FOUND, arguments))
             code = galaxy_code(cause)
             message = _agent_message(_strip_wrapper(str(cause), operation), arguments)
             if code is not ErrorCode.SYSTEM_ERROR and message:

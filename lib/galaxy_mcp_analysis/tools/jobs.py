@@ -38,7 +38,7 @@ def get_job_errors(
     wrapper), job_messages, truncated, empty_outputs [{name, dataset_id, size, may_be_empty}],
     suspected_silent_failure (ok job, a required output is 0 bytes; may be genuine), outputs
     [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job:
-    upload checks, metadata), repair (the rerun_job call that fixes it), command_line where Galaxy
+    upload checks, metadata), repair? (the rerun_job call that fixes it), command_line where Galaxy
     shows it. Long logs keep head and tail.
 
     Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
@@ -76,7 +76,7 @@ def wait_for_jobs(
     nothing_pending. Finished: ok, error, failed, deleted, stopped, skipped, paused (with
     paused_reason, resume_with). Returns jobs [{job_id, tool_id, state, exit_code,
     suspected_silent_failure, empty_outputs?, repair?}], all_terminal, timed_out, state_counts,
-    waited_seconds, timeout_applied, capped, server_busy. Call again while timed_out;
+    waited_seconds, timeout_applied, capped, server_busy?. Call again while timed_out;
     progressToken gets notifications/progress.
 
     Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}],

@@ -83,15 +83,15 @@ STOCK_DESCRIPTIONS = {
     Errors: [AUTHENTICATION_ERROR] missing or invalid key.
     Next: list_histories() or create_history(name); search_tools(query).
     """,
-    "get_server_info": """Galaxy's version, URL and selected public settings; with this patch set also patch_set.
+    "get_server_info": """Galaxy's server {version, url}, capabilities and, with this patch set, patch_set.
 
-    Next: connect() to check your key; get_user() for quotas.
+    Next: connect() to check your key; get_user() for who you are.
     """,
-    "get_user": """The API key's user: id, username, email and quota information.
+    "get_user": """The API key's user: id, username, email, is_admin, active, create_time (no quotas).
 
     Errors: [AUTHENTICATION_ERROR] invalid key. Next: list_histories().
     """,
-    "search_tools": """Find tools whose name, id or description contains query (case-insensitive substring).
+    "search_tools": """Find tools through Galaxy's tool search for query (name, id, description, help; any case).
 
     Returns tools [{id, name, version, description}] and count.
     Example: search_tools(query="fastq"). For several words use search_tools_by_keywords.
@@ -106,7 +106,7 @@ STOCK_DESCRIPTIONS = {
     """,
     "get_tool_panel": """The toolbox as Galaxy's tool panel shows it: nested sections and tool ids (can be large).
 
-    view selects an admin-configured panel view. Errors: [NOT_FOUND] unknown view.
+    view selects an admin-configured panel view. Errors: [VALIDATION_ERROR] unknown view.
     Next: get_tool_details(tool_id, io_details=True); search_tools(query) to narrow down.
     """,
     "get_tool_run_examples": """A tool's own test cases: requests it accepts, in Galaxy's flat form.
@@ -120,7 +120,7 @@ STOCK_DESCRIPTIONS = {
 
     Errors: [NOT_FOUND] unknown tool. Next: get_tool_details(tool_id).
     """,
-    "list_histories": """List your histories, most recently updated first: histories [{id, name, update_time, ...}], count.
+    "list_histories": """List your histories, newest first (by creation): histories [{id, name, update_time, ...}], count.
 
     Page with limit (default 50) and offset; name filters by substring.
     Example: list_histories(name="RNA-seq", limit=10).
@@ -135,20 +135,21 @@ STOCK_DESCRIPTIONS = {
     Example: create_history(name="RNA-seq sample A").
     Next: create_dataset_from_text or upload_file_from_url to add data; run_tool.
     """,
-    "get_history_details": """A history's metadata and counts (name, size, state, contents_summary): no item listing.
+    "get_history_details": """A history's metadata and counts (name, size, count, state, state_details): no item listing.
 
     Errors: [NOT_FOUND] unknown history; [VALIDATION_ERROR] malformed id; [AUTHORIZATION_ERROR] not yours.
     Next: get_history_contents(history_id) for its datasets and collections.
     """,
     "get_history_contents": """A page of a history's datasets and collections (history_content_type says which), by hid.
 
-    Returns items [{id, hid, name, state, extension, history_content_type, ...}] and counts.
+    Returns contents [{id, hid, name, history_content_type, ...; datasets: state, extension}], pagination.
     order: hid-asc (default), hid-dsc, create_time-dsc, update_time-dsc, name-asc. deleted=true/visible=false
     list only deleted/hidden items (null: all).
     Example: get_history_contents(history_id="f2db41e1fa331b3e", order="hid-dsc", limit=20).
     Errors: [NOT_FOUND] unknown history; [AUTHORIZATION_ERROR] not yours.
     Next: peek_dataset_content(dataset_id) to read a dataset; get_collection_details(id) for a collection.
     """,
+    "search_tools.query": "Text for Galaxy's tool search (name, id, description, help), e.g. \"fastq\", \"sort\".",
     "get_history_contents.deleted": "true: only deleted items; false: only undeleted ones; null: both.",
     "get_history_contents.visible": "false: only hidden items; true: only visible ones; null: both.",
     "get_dataset_details": """A dataset's metadata: name, state, extension, file_size, genome_build, peek, misc_info.

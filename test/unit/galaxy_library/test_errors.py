@@ -128,6 +128,12 @@ def test_galaxy_classes_that_say_more_than_their_status():
     assert coded_text(exceptions.ItemImmutableException("archived"), "x").startswith("[CONFLICT] ")
     assert coded_text(exceptions.ToolInputsNotReadyException("inputs"), "x").startswith("[NOT_READY] ")
     assert coded_text(exceptions.AuthenticationRequired("log in"), "x").startswith("[AUTHENTICATION_ERROR] ")
+    # An unknown collection id: Galaxy's 400 says the id names nothing.
+    unknown = exceptions.RequestParameterInvalidException("History dataset collection association not found")
+    assert coded_text(unknown, "get_collection_details").startswith("[NOT_FOUND] ")
+    # Galaxy's generic lookup quotes the decoded id, an integer the caller never sent: not shown.
+    lookup = coded_text(exceptions.MessageException("Invalid Page id ( 1000000000 ) specified", type="error"), "get_page")
+    assert lookup.startswith("[NOT_FOUND] get_page: no page has this id.") and "1000000000" not in lookup, lookup
 
 
 def test_unknown_tool():
