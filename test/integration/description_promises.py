@@ -19,8 +19,8 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[AUTHENTICATION_ERROR] missing or invalid key", "test_a_missing_or_invalid_key_is_refused"),
     ],
     "search_tools": [
-        ("Galaxy's tool search for query (name, id, description, help; any case)",
-         "test_search_tools_finds_by_name_and_by_help_in_any_case"),
+        ("Galaxy's tool search for query (name, id, description, help, section; any case)",
+         "test_search_tools_finds_by_name_help_and_section_in_any_case"),
         ("Returns tools [{id, name, version, description}] and count", "test_results_carry_the_fields_they_name"),
     ],
     "get_tool_details": [

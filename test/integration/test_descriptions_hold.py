@@ -362,14 +362,16 @@ def test_unknown_and_foreign_items_get_the_codes_descriptions_name(galaxy, mcp, 
 # ---- stock tools: behaviours ----
 
 
-def test_search_tools_finds_by_name_and_by_help_in_any_case(mcp, api_key):
+def test_search_tools_finds_by_name_help_and_section_in_any_case(mcp, api_key):
     found = mcp.call_ok("search_tools", query="SoRt", api_key=api_key)
     assert "sort1" in [tool["id"] for tool in found["tools"]] and found["count"] == len(found["tools"]), found
     through_help = [tool["id"] for tool in found["tools"]
                     if "sort" not in f"{tool['id']} {tool['name']} {tool['description']}".lower()]
     assert through_help, found  # e.g. __APPLY_RULES__, whose help tells how to sort
-    for tool_id in through_help:
-        assert "sort" in mcp.call_ok("get_tool_help", tool_id=tool_id, api_key=api_key)["help_text"].lower(), tool_id
+    for tool_id in through_help:  # ... or Grep1, in the panel section "Filter and Sort"
+        help_ = mcp.call_ok("get_tool_help", tool_id=tool_id, api_key=api_key)
+        section = (help_.get("panel_section") or {}).get("name") or ""
+        assert "sort" in f"{help_['help_text']} {section}".lower(), (tool_id, section)
 
 
 def test_list_histories_pages_filters_and_orders(galaxy, mcp, api_key, world):
@@ -496,7 +498,7 @@ def test_the_tool_panel_and_citations_are_as_described(mcp, api_key):
     panel = mcp.call_ok("get_tool_panel", api_key=api_key)
     sections = {entry["id"]: entry["tools"] for entry in panel["tool_panel"].values()
                 if entry.get("model_class") == "ToolSection"}
-    assert "sort1" in sections["text"] and "__FLATTEN__" in sections["collection_operations"], sections
+    assert "sort1" in sections["filter"] and "__FLATTEN__" in sections["collection_operations"], sections  # "Filter and Sort"
     cited = mcp.call_ok("get_tool_citations", tool_id="sort1", api_key=api_key)
     assert (cited["tool_name"], cited["tool_version"], cited["citations"]) == ("Sort", "1.2.0", []), cited
 

@@ -31,7 +31,7 @@ class ToolInformation:
         """The tool's citations as {type, content} (stock method overridden: it read attributes Galaxy's
         citation objects lack, so a BibTeX citation came back as type "unknown" with no content and a DOI
         as a bound method, which no JSON encoder takes)."""
-        tool = self._tool_for(tool_id)
+        tool = self.lookup.tool(tool_id)
         citations = [citation_entry(citation) for citation in tool.citations or []]
         return {"tool_id": tool_id, "tool_name": tool.name, "tool_version": tool.version, "citations": citations,
                 "count": len(citations)}

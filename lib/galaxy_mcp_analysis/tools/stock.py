@@ -91,7 +91,7 @@ STOCK_DESCRIPTIONS = {
 
     Errors: [AUTHENTICATION_ERROR] invalid key. Next: list_histories().
     """,
-    "search_tools": """Find tools through Galaxy's tool search for query (name, id, description, help; any case).
+    "search_tools": """Find tools via Galaxy's tool search for query (name, id, description, help, section; any case).
 
     Returns tools [{id, name, version, description}] and count.
     Example: search_tools(query="fastq"). For several words use search_tools_by_keywords.
