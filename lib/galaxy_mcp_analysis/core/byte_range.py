@@ -90,22 +90,7 @@ def read_chunk(
     if start >= len(buf):  # the offset was inside the last character
         return Chunk(base + start, 0, None, True, "", "utf-8", offset_adjusted=True)
 
-    # Short read means the stream ended inside the window: its end is a boundary.
-    end = len(buf) if len(buf) <= limit else limit
-    if end < len(buf):
-        containing = _enclosing_char(buf, end)
-        if containing:
-            end = containing[0]
-    if end <= start:  # not one whole character fits: return the first one anyway
-        end = start + _char_length(buf, start)
-    line_truncated = False
-    if whole_lines and end < len(buf):
-        newline = buf.rfind(b"\n", start, end)
-        if newline >= 0:
-            end = newline + 1  # b"\n" never occurs inside a multi-byte character
-        else:
-            line_truncated = True
-
+    end, line_truncated = _chunk_end(buf, start, limit, whole_lines)
     raw = buf[start:end]
     invalid_utf8 = False
     try:
@@ -124,6 +109,25 @@ def read_chunk(
         offset_adjusted=start != requested,
         invalid_utf8=invalid_utf8,
     )
+
+
+def _chunk_end(buf: bytes, start: int, limit: int, whole_lines: bool) -> tuple[int, bool]:
+    """Where the chunk of ``buf`` from ``start`` ends within ``limit``: at a character boundary, at a line's
+    end with ``whole_lines`` (and whether a line had to be cut instead)."""
+    # Short read means the stream ended inside the window: its end is a boundary.
+    end = len(buf) if len(buf) <= limit else limit
+    if end < len(buf):
+        containing = _enclosing_char(buf, end)
+        if containing:
+            end = containing[0]
+    if end <= start:  # not one whole character fits: return the first one anyway
+        end = start + _char_length(buf, start)
+    if whole_lines and end < len(buf):
+        newline = buf.rfind(b"\n", start, end)
+        if newline < 0:
+            return end, True
+        end = newline + 1  # b"\n" never occurs inside a multi-byte character
+    return end, False
 
 
 def _read_binary(stream: BinaryIO, offset: int, max_bytes: int) -> Chunk:

@@ -57,84 +57,113 @@ def _parameter_schema(parameter) -> dict[str, Any] | None:
     kind = parameter.parameter_type
     if kind == "gx_hidden" or getattr(parameter, "hidden", False):
         return None
+    render = _RENDERERS.get(kind)
+    return _labelled(render(parameter) if render else {}, parameter)
+
+
+def _uri_schema(parameter) -> dict[str, Any]:
+    schema = {"type": "string", "format": "uri", "description": _URI_KINDS[parameter.parameter_type]}
+    return _nullable(schema, parameter)
+
+
+def _text_schema(parameter) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    text = parameter.parameter_type == "gx_text"
+    default = getattr(parameter, "default_value", None) if text else getattr(parameter, "value", None)
+    if default is not None:
+        schema["default"] = default
+    for validator in getattr(parameter, "validators", []) or []:
+        if getattr(validator, "negate", False):
+            continue
+        if getattr(validator, "type", None) == "regex":
+            schema["pattern"] = validator.expression
+        elif getattr(validator, "type", None) == "length":
+            if validator.min is not None:
+                schema["minLength"] = validator.min
+            if validator.max is not None:
+                schema["maxLength"] = validator.max
+    if getattr(parameter, "multiple", False):
+        schema = {"type": "array", "items": schema}
+    return _nullable(schema, parameter)
+
+
+def _number_schema(parameter) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer" if parameter.parameter_type == "gx_integer" else "number"}
+    for key in ("min", "max"):
+        if getattr(parameter, key, None) is not None:
+            schema["minimum" if key == "min" else "maximum"] = getattr(parameter, key)
+    if parameter.value is not None:
+        schema["default"] = parameter.value
+    return _nullable(schema, parameter)
+
+
+def _select_schema(parameter) -> dict[str, Any]:
+    values = option_values(parameter)
     schema: dict[str, Any]
-    if kind in ("gx_baseurl", "gx_directory_uri"):
-        schema = {"type": "string", "format": "uri", "description": _URI_KINDS[kind]}
-        _nullable(schema, parameter)
-    elif kind in ("gx_text", "gx_genomebuild", "gx_group_tag", "gx_color"):
-        schema = {"type": "string"}
-        default = getattr(parameter, "default_value", None) if kind == "gx_text" else getattr(parameter, "value", None)
-        if default is not None:
-            schema["default"] = default
-        for validator in getattr(parameter, "validators", []) or []:
-            if getattr(validator, "negate", False):
-                continue
-            if getattr(validator, "type", None) == "regex":
-                schema["pattern"] = validator.expression
-            elif getattr(validator, "type", None) == "length":
-                if validator.min is not None:
-                    schema["minLength"] = validator.min
-                if validator.max is not None:
-                    schema["maxLength"] = validator.max
-        if getattr(parameter, "multiple", False):
-            schema = {"type": "array", "items": schema}
-        _nullable(schema, parameter)
-    elif kind in ("gx_integer", "gx_float"):
-        schema = {"type": "integer" if kind == "gx_integer" else "number"}
-        for key in ("min", "max"):
-            if getattr(parameter, key, None) is not None:
-                schema["minimum" if key == "min" else "maximum"] = getattr(parameter, key)
-        if parameter.value is not None:
-            schema["default"] = parameter.value
-        _nullable(schema, parameter)
-    elif kind == "gx_boolean":
-        schema = {"type": "boolean", "default": bool(parameter.value)}
-    elif kind in ("gx_select", "gx_drill_down"):
-        values = option_values(parameter)
-        if values is None:
-            schema = {"type": "string", "description": "options depend on the server or history"}
-        elif kind == "gx_select":
-            schema = enum_schema([(option.value, option.label) for option in parameter.options])
-        else:
-            schema = {"enum": values}
-        default = _select_default(parameter)
-        if getattr(parameter, "multiple", False):
-            schema = {"type": "array", "items": schema}
-        if default is not None:
-            schema["default"] = default
-    elif kind == "gx_data_column":
-        schema = {"type": "integer", "description": "1-based column number of the input dataset"}
-        if getattr(parameter, "multiple", False):
-            schema = {"type": "array", "items": schema}
-        if parameter.value not in (None, 0):
-            schema["default"] = parameter.value
-    elif kind == rules.DATA:
-        schema = _reference_schema(TOOL_DATA_SOURCES, f"dataset of type {', '.join(parameter.extensions)}")
-        if parameter.multiple:
-            schema = {"type": "array", "items": schema, "description": schema.pop("description")}
-    elif kind == rules.COLLECTION:
-        types = collection_types(parameter)
-        schema = _reference_schema(TOOL_COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
-    elif kind == "gx_rules":
-        schema = {
-            "type": "object",
-            "description": "rule builder rules",
-            "properties": {"rules": {"type": "array"}, "mapping": {"type": "array"}},
-            "required": ["rules", "mapping"],
-        }
-    elif kind == rules.CONDITIONAL:
-        schema = _conditional_schema(parameter)
-    elif kind == rules.SECTION:
-        schema = object_schema(list(parameter.parameters))
-    elif kind == rules.REPEAT:
-        schema = {"type": "array", "items": object_schema(list(parameter.parameters))}
-        if parameter.min:
-            schema["minItems"] = parameter.min
-        if parameter.max is not None:
-            schema["maxItems"] = parameter.max
+    if values is None:
+        schema = {"type": "string", "description": "options depend on the server or history"}
+    elif parameter.parameter_type == "gx_select":
+        schema = enum_schema([(option.value, option.label) for option in parameter.options])
     else:
-        schema = {}
-    return _labelled(schema, parameter)
+        schema = {"enum": values}
+    default = _select_default(parameter)
+    if getattr(parameter, "multiple", False):
+        schema = {"type": "array", "items": schema}
+    if default is not None:
+        schema["default"] = default
+    return schema
+
+
+def _column_schema(parameter) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer", "description": "1-based column number of the input dataset"}
+    if getattr(parameter, "multiple", False):
+        schema = {"type": "array", "items": schema}
+    if parameter.value not in (None, 0):
+        schema["default"] = parameter.value
+    return schema
+
+
+def _data_schema(parameter) -> dict[str, Any]:
+    schema = _reference_schema(TOOL_DATA_SOURCES, f"dataset of type {', '.join(parameter.extensions)}")
+    if parameter.multiple:
+        schema = {"type": "array", "items": schema, "description": schema.pop("description")}
+    return schema
+
+
+def _collection_schema(parameter) -> dict[str, Any]:
+    types = collection_types(parameter)
+    return _reference_schema(TOOL_COLLECTION_SOURCES, f"collection of type {', '.join(types) if types else 'any'}")
+
+
+def _repeat_schema(parameter) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "array", "items": object_schema(list(parameter.parameters))}
+    if parameter.min:
+        schema["minItems"] = parameter.min
+    if parameter.max is not None:
+        schema["maxItems"] = parameter.max
+    return schema
+
+
+#: Galaxy's parameter kinds -> the renderer of each (any other kind: an empty schema, anything goes).
+_RENDERERS: dict[str, Any] = {
+    **dict.fromkeys(("gx_baseurl", "gx_directory_uri"), _uri_schema),
+    **dict.fromkeys(("gx_text", "gx_genomebuild", "gx_group_tag", "gx_color"), _text_schema),
+    **dict.fromkeys(("gx_integer", "gx_float"), _number_schema),
+    "gx_boolean": lambda parameter: {"type": "boolean", "default": bool(parameter.value)},
+    **dict.fromkeys(("gx_select", "gx_drill_down"), _select_schema),
+    "gx_data_column": _column_schema,
+    rules.DATA: _data_schema,
+    rules.COLLECTION: _collection_schema,
+    "gx_rules": lambda parameter: {
+        "type": "object",
+        "description": "rule builder rules",
+        "properties": {"rules": {"type": "array"}, "mapping": {"type": "array"}},
+        "required": ["rules", "mapping"],
+    },
+    rules.CONDITIONAL: lambda parameter: _conditional_schema(parameter),
+    rules.SECTION: lambda parameter: object_schema(list(parameter.parameters)),
+    rules.REPEAT: _repeat_schema,
+}
 
 
 def _reference_schema(sources: list[str], description: str) -> dict[str, Any]:

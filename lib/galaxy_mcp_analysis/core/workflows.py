@@ -346,21 +346,7 @@ def summarize_progress(invocation_state: str, steps: Sequence[StepProgress]) -> 
                 all_jobs_terminal = False
         failed = [job.job_id for job in progress.jobs if job.state in FAILED_JOB_STATES]
         silent = [job.job_id for job in progress.jobs if job.state == "ok" and job.suspected_silent_failure]
-        entry: dict[str, Any] = {
-            "step_index": progress.step.step_index,
-            "label": progress.step.label,
-            "type": progress.step.type,
-            "tool_id": progress.step.tool_id,
-            "state": _step_state(progress),
-            "jobs": counts,
-            "job_ids": [job.job_id for job in progress.jobs][:MAX_JOB_IDS_PER_STEP],
-            "outputs": progress.outputs,
-        }
-        if len(progress.jobs) > MAX_JOB_IDS_PER_STEP:
-            entry["job_ids_truncated"] = True
-        if progress.subworkflow_invocation_id:
-            entry["subworkflow_invocation_id"] = progress.subworkflow_invocation_id
-        entries.append(entry)
+        entries.append(_step_entry(progress, counts))
         reference = {
             "step_index": progress.step.step_index,
             "label": progress.step.label,
@@ -389,6 +375,24 @@ def summarize_progress(invocation_state: str, steps: Sequence[StepProgress]) -> 
         "silently_failed_steps": silent_steps,
         "suspected_silent_failure": bool(silent_steps),
     }
+
+
+def _step_entry(progress: StepProgress, counts: dict[str, int]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "step_index": progress.step.step_index,
+        "label": progress.step.label,
+        "type": progress.step.type,
+        "tool_id": progress.step.tool_id,
+        "state": _step_state(progress),
+        "jobs": counts,
+        "job_ids": [job.job_id for job in progress.jobs][:MAX_JOB_IDS_PER_STEP],
+        "outputs": progress.outputs,
+    }
+    if len(progress.jobs) > MAX_JOB_IDS_PER_STEP:
+        entry["job_ids_truncated"] = True
+    if progress.subworkflow_invocation_id:
+        entry["subworkflow_invocation_id"] = progress.subworkflow_invocation_id
+    return entry
 
 
 def _step_state(progress: StepProgress) -> str:

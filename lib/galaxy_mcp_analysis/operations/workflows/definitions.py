@@ -108,39 +108,11 @@ class WorkflowDefinitions:
             label = step_dict.get("label")
             names[key] = label or str(key)
             step_type = step_dict.get("type", "tool")
-            if step_type == "tool":
-                tool = (
-                    self.app.toolbox.get_tool(
-                        step_dict.get("tool_id"), step_dict.get("tool_version"), user=self.trans.user
-                    )
-                    if step_dict.get("tool_id")
-                    else None
-                )
-                if tool is None:
-                    close = closest_names(str(step_dict.get("tool_id")), list(self.app.toolbox.tools_by_id))
-                    problems.append(
-                        InputProblem(
-                            f"steps.{names[key]}.tool_id",
-                            UNKNOWN_STEP,
-                            f"Tool {step_dict.get('tool_id')!r} is not installed on this Galaxy."
-                            + (f" Did you mean {listed(close)}?" if close else ""),
-                            "Find tools with search_tools(query).",
-                            tuple(close) or None,
-                        )
-                    )
-                    continue
-            try:
-                modules[key] = module_factory.from_dict(self.trans, step_dict, detached=True, exact_tools=False)
-            except Exception as e:  # Galaxy's modules raise many kinds on a bad step
-                problems.append(
-                    InputProblem(
-                        f"steps.{names[key]}",
-                        INVALID_VALUE,
-                        f"Galaxy cannot read this step: {str(e)[:200]}",
-                        "Compare with get_workflow_input_schema of a working workflow.",
-                    )
-                )
+            module, problem = self._step_module(step_dict, names[key])
+            if problem:
+                problems.append(problem)
                 continue
+            modules[key] = module
             steps_out.append(
                 {"step_index": key, "label": label, "type": step_type, "tool_id": step_dict.get("tool_id")}
             )
@@ -163,6 +135,32 @@ class WorkflowDefinitions:
                     )
                 )
         return problems, steps_out, inputs_out
+
+    def _step_module(self, step_dict: dict, name: str) -> tuple[Any, InputProblem | None]:
+        """(Galaxy's module for the step, None), or (None, why Galaxy cannot read it: an unknown tool, a bad step)."""
+        if step_dict.get("type", "tool") == "tool":
+            tool_id = step_dict.get("tool_id")
+            version = step_dict.get("tool_version")
+            tool = self.app.toolbox.get_tool(tool_id, version, user=self.trans.user) if tool_id else None
+            if tool is None:
+                close = closest_names(str(tool_id), list(self.app.toolbox.tools_by_id))
+                return None, InputProblem(
+                    f"steps.{name}.tool_id",
+                    UNKNOWN_STEP,
+                    f"Tool {tool_id!r} is not installed on this Galaxy."
+                    + (f" Did you mean {listed(close)}?" if close else ""),
+                    "Find tools with search_tools(query).",
+                    tuple(close) or None,
+                )
+        try:
+            return module_factory.from_dict(self.trans, step_dict, detached=True, exact_tools=False), None
+        except Exception as e:  # Galaxy's modules raise many kinds on a bad step
+            return None, InputProblem(
+                f"steps.{name}",
+                INVALID_VALUE,
+                f"Galaxy cannot read this step: {str(e)[:200]}",
+                "Compare with get_workflow_input_schema of a working workflow.",
+            )
 
     def _connection_problems(self, key: int, step_dict: dict, modules: dict, names: dict) -> list[InputProblem]:
         problems = []

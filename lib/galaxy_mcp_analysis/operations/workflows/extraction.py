@@ -55,14 +55,7 @@ class WorkflowExtraction:
                 ErrorCode.VALIDATION_ERROR, "name is empty.", "Name the workflow, e.g. name='Sort and count'."
             )
         jobs = self._extraction_jobs(history, job_ids)
-        plain = [job for job in jobs if job.implicit_collection_jobs_association is None]
-        groups = sorted(
-            {
-                job.implicit_collection_jobs_association.implicit_collection_jobs_id
-                for job in jobs
-                if job.implicit_collection_jobs_association is not None
-            }
-        )
+        plain, groups = _plain_and_mapped(jobs)
         representatives = plain + [self._representative(group) for group in groups]
         if dataset_ids is None and collection_ids is None:
             datasets, collections = _consumed_not_produced(representatives, groups, self.trans.sa_session)
@@ -225,3 +218,16 @@ def _consumed_not_produced(jobs: list[Job], groups: list[int], session) -> tuple
 def _base_name(name: str) -> str:
     """A multiple data input's job association names end in a number (``input1`` -> ``input``)."""
     return name.rstrip("0123456789")
+
+
+def _plain_and_mapped(jobs: list[Job]) -> tuple[list[Job], list[int]]:
+    """The jobs run on their own, and the ids of the map-over groups the others belong to (one step each)."""
+    plain = [job for job in jobs if job.implicit_collection_jobs_association is None]
+    groups = sorted(
+        {
+            job.implicit_collection_jobs_association.implicit_collection_jobs_id
+            for job in jobs
+            if job.implicit_collection_jobs_association is not None
+        }
+    )
+    return plain, groups

@@ -102,40 +102,47 @@ class WorkflowInputChecks:
             return [item]
         formats = list(_listify((step.tool_inputs or {}).get("format")))
         if step.type == "data_collection_input":
-            accepted_type = (step.tool_inputs or {}).get("collection_type") or "list"
-            if src == "hda":
-                return [
-                    InputProblem(
-                        path,
-                        COLLECTION_TYPE_NOT_ACCEPTED,
-                        f"Input {name!r} takes a {accepted_type} collection; a single dataset was given.",
-                        f"Build a {accepted_type} collection with create_collection and pass "
-                        '{"src": "hdca", "id": ...}.',
-                        (accepted_type,),
-                    )
-                ]
-            given_type = item.collection.collection_type
-            verdict = collection_verdict(given_type, accepted_type)
-            if verdict == "refuse":
-                return [
-                    InputProblem(
-                        path,
-                        COLLECTION_TYPE_NOT_ACCEPTED,
-                        f"Input {name!r} takes a {accepted_type} collection; collection {item.name!r} is a "
-                        f"{given_type}, which Galaxy neither accepts there nor maps over it.",
-                        f"Pass a {accepted_type} collection (or one whose elements are {accepted_type} collections).",
-                        (accepted_type,),
-                    )
-                ]
-            if verdict == "map_over":
-                mapped_over.append({"input": name, "collection_type": given_type, "over": accepted_type})
-                map_sizes[step.order_index] = item.collection.element_count or 0
-            else:
-                given[step.order_index] = item.collection
-            return self._datatype_problems(item, formats, path, name)
+            plan = (mapped_over, map_sizes, given)
+            return self._collection_input_problems(step, item, src, path, name, formats, plan)
         if src == "hdca":
             mapped_over.append({"input": name, "collection_type": item.collection.collection_type, "over": "dataset"})
             map_sizes[step.order_index] = item.collection.element_count or 0
+        return self._datatype_problems(item, formats, path, name)
+
+    def _collection_input_problems(self, step, item, src, path, name, formats, plan) -> list[InputProblem]:
+        """A collection input given a dataset or a collection: Galaxy's collection-type rule, then the datatypes.
+        ``plan`` is (mapped_over, map_sizes, given), filled with how Galaxy will take the collection."""
+        mapped_over, map_sizes, given = plan
+        accepted_type = (step.tool_inputs or {}).get("collection_type") or "list"
+        if src == "hda":
+            return [
+                InputProblem(
+                    path,
+                    COLLECTION_TYPE_NOT_ACCEPTED,
+                    f"Input {name!r} takes a {accepted_type} collection; a single dataset was given.",
+                    f"Build a {accepted_type} collection with create_collection and pass "
+                    '{"src": "hdca", "id": ...}.',
+                    (accepted_type,),
+                )
+            ]
+        given_type = item.collection.collection_type
+        verdict = collection_verdict(given_type, accepted_type)
+        if verdict == "refuse":
+            return [
+                InputProblem(
+                    path,
+                    COLLECTION_TYPE_NOT_ACCEPTED,
+                    f"Input {name!r} takes a {accepted_type} collection; collection {item.name!r} is a "
+                    f"{given_type}, which Galaxy neither accepts there nor maps over it.",
+                    f"Pass a {accepted_type} collection (or one whose elements are {accepted_type} collections).",
+                    (accepted_type,),
+                )
+            ]
+        if verdict == "map_over":
+            mapped_over.append({"input": name, "collection_type": given_type, "over": accepted_type})
+            map_sizes[step.order_index] = item.collection.element_count or 0
+        else:
+            given[step.order_index] = item.collection
         return self._datatype_problems(item, formats, path, name)
 
     def _datatype_problems(self, item, formats: list[str], path: str, name: str) -> list[InputProblem]:

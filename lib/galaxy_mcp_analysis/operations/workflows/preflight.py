@@ -103,16 +103,7 @@ class WorkflowPreflight:
     ) -> dict[str, Any]:
         steps = _ordered_steps(workflow)
         input_steps = {step.order_index: step for step in steps if step.type in INPUT_KINDS}
-        entries = [
-            WorkflowInput(
-                step.order_index,
-                step.effective_label,
-                INPUT_KINDS[step.type],
-                bool(step.input_optional),
-                step.get_input_default_value(_NO_DEFAULT) is not _NO_DEFAULT,
-            )
-            for step in input_steps.values()
-        ]
+        entries = [_workflow_input(step) for step in input_steps.values()]
         problems: list[InputProblem] = []
         if not isinstance(inputs, dict):
             problems.append(
@@ -143,15 +134,7 @@ class WorkflowPreflight:
                 problems.extend(self._data_input_problems(step, value, path, name, mapped_over, map_sizes, given))
             resolved_inputs[name] = value
             galaxy_inputs[str(index)] = value
-        # What Galaxy runs with for each input left out: its default, or nothing (an optional input).
-        defaulted: list[str] = []
-        for index, step in input_steps.items():
-            if resolved.values.get(index) is None:
-                default = step.get_input_default_value(_NO_DEFAULT)
-                if default is not _NO_DEFAULT or step.input_optional:
-                    name = step.effective_label or str(index)
-                    resolved_inputs[name] = None if default is _NO_DEFAULT else default
-                    defaulted.append(name)
+        defaulted = _fill_left_out(input_steps, resolved.values, resolved_inputs)
         galaxy_parameters, step_problems = self._step_parameter_problems(steps, parameters)
         problems.extend(step_problems)
         return {
@@ -280,3 +263,27 @@ def _tool_steps(workflow: Workflow) -> int:
         _tool_steps(step.subworkflow) if step.type == "subworkflow" and step.subworkflow else step.type == "tool"
         for step in workflow.steps
     )
+
+
+def _workflow_input(step) -> WorkflowInput:
+    return WorkflowInput(
+        step.order_index,
+        step.effective_label,
+        INPUT_KINDS[step.type],
+        bool(step.input_optional),
+        step.get_input_default_value(_NO_DEFAULT) is not _NO_DEFAULT,
+    )
+
+
+def _fill_left_out(input_steps: dict, given: dict[int, Any], resolved_inputs: dict[str, Any]) -> list[str]:
+    """What Galaxy runs with for each input left out (its default, or nothing for an optional input), put
+    into ``resolved_inputs``; returns those inputs' names."""
+    defaulted: list[str] = []
+    for index, step in input_steps.items():
+        if given.get(index) is None:
+            default = step.get_input_default_value(_NO_DEFAULT)
+            if default is not _NO_DEFAULT or step.input_optional:
+                name = step.effective_label or str(index)
+                resolved_inputs[name] = None if default is _NO_DEFAULT else default
+                defaulted.append(name)
+    return defaulted
