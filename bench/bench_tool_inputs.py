@@ -20,7 +20,8 @@ from galaxy_mcp_analysis.testing import rest
 def run(galaxy, mcp, reps: int) -> dict:
     key = galaxy.api_key
     panel = rest(galaxy.galaxy_url, "/api/tools", key)
-    tool_ids = sorted({tool["id"] for entry in panel for tool in entry.get("elems", [entry]) if "elems" not in tool})
+    tool_ids = sorted({tool["id"] for entry in panel for tool in entry.get("elems", [entry])
+                       if tool.get("model_class") == "Tool"})  # not the panel's labels
     cold, sizes = {}, {}
     for tool_id in tool_ids:  # the first call of each tool in this server: cold
         seconds, answer = timed(mcp.call_ok, "get_tool_input_schema", tool_id=tool_id, api_key=key)

@@ -480,6 +480,8 @@ def test_a_bare_collection_is_mapped_over_and_each_output_read_back(mcp, api_key
     assert (implicit["collection_type"], implicit["element_count"], implicit["output_name"]) == ("list", 4, "out_file1")
     assert "elements" not in implicit  # summarised: get_collection_details lists them
     assert len(result["jobs"]) == 4
+    # What comes next first: an agent printing the start of the result sees the collection, not 4 jobs' fields.
+    assert list(result)[:4] == ["implicit_collections", "mapped_over", "inputs_checked", "unchecked"], list(result)
     states = wait_for_jobs_through_mcp(mcp, api_key, [job["id"] for job in result["jobs"]])
     assert set(states.values()) == {"ok"}
     assert outputs_by_identifier(mcp, api_key, implicit) == contents

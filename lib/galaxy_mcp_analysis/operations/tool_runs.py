@@ -43,18 +43,22 @@ class ToolRuns:
             if not problems:
                 raise
             raise problems_error(problems, f"Tool {tool.id!r} ({tool.version}) cannot run with these inputs") from None
-        result["mapped_over"] = checked.mapped_over
-        result["inputs_checked"] = checked.modelled
-        result["unchecked"] = checked.unchecked
+        # What an agent needs next comes first: a map-over's collections, then what the check did; Galaxy's
+        # per-output and per-job details (about 30 fields each) after them.
+        summary: dict[str, Any] = {
+            "implicit_collections": [
+                {"id": hdca["id"], **collection_fields(hdca), "output_name": hdca.get("output_name")}
+                for hdca in result.get("implicit_collections", [])
+            ],
+            "mapped_over": checked.mapped_over,
+            "inputs_checked": checked.modelled,
+            "unchecked": checked.unchecked,
+        }
         if checked.normalised:
-            result["normalised"] = checked.normalised
+            summary["normalised"] = checked.normalised
         if not checked.modelled:
-            result["inputs_not_checked_because"] = checked.reason
-        result["implicit_collections"] = [
-            {"id": hdca["id"], **collection_fields(hdca), "output_name": hdca.get("output_name")}
-            for hdca in result.get("implicit_collections", [])
-        ]
-        return result
+            summary["inputs_not_checked_because"] = checked.reason
+        return summary | {key: value for key, value in result.items() if key not in summary}
 
     def check_tool_inputs(
         self, history_id: str, tool_id: str, inputs: dict, tool_version: str | None = None
