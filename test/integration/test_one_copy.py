@@ -198,7 +198,7 @@ def test_mcp_routes_first_is_applied_on_the_live_server(galaxy, mcp, api_key):
     in Galaxy's real API route table is checked in test/unit/galaxy_library/test_routes_first.py (a separate process's
     route list is out of this test's reach)."""
     patches = mcp.call_ok("get_server_info", api_key=api_key)["patch_set"]["patches"]
-    assert "mcp-routes-first" in patches, patches
+    assert "mcp-routes-first" in patches and "tool-request-model" in patches, patches
     answer = httpx.post(galaxy.mcp_url, headers={"x-api-key": api_key, "accept": "application/json, text/event-stream",
                                                  "mcp-protocol-version": "2025-06-18"},
                         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, follow_redirects=False, timeout=60)

@@ -5,7 +5,8 @@ names what moved if the shape is not the one verified on Galaxy 26.1.2. The gene
 checking and applying is ``activation.registry``. Here: the table, and the patches of the
 operations manager, the tools and the page validator; the others live by subject:
 ``built_server`` (the shared hook, the request session), ``transport`` (JSON bodies, routes),
-``error_reporting`` (coded errors, logging) and ``access`` (header keys, policy, audit).
+``error_reporting`` (coded errors, logging), ``access`` (header keys, policy, audit) and
+``request_models`` (the preflight's request model, built once per tool).
 """
 
 import functools
@@ -34,6 +35,10 @@ from galaxy_mcp_analysis.activation.error_reporting import (
     check_plain_logging,
 )
 from galaxy_mcp_analysis.activation.registry import Patch
+from galaxy_mcp_analysis.activation.request_models import (
+    apply_request_model,
+    check_request_model,
+)
 from galaxy_mcp_analysis.activation.transport import (
     apply_json_responses,
     apply_mcp_routes_first,
@@ -188,6 +193,13 @@ PATCHES: tuple[Patch, ...] = (
         summary="/api/mcp is matched first instead of after every Galaxy API route (profiled: 5-20% of a small call).",
         check=check_mcp_routes_first,
         apply=apply_mcp_routes_first,
+    ),
+    Patch(
+        id="tool-request-model",
+        target="galaxy.tool_util.parameters.state.RequestToolState._parameter_model_for",
+        summary="The preflight's strictify reuses the tool's request model, built once, instead of one per call.",
+        check=check_request_model,
+        apply=apply_request_model,
     ),
     Patch(
         id="mcp-policy",

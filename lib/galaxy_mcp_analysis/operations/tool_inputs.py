@@ -27,7 +27,6 @@ from galaxy.tool_util.parameters import (
     fill_static_defaults,
     RelaxedRequestToolState,
     strictify,
-    ToolParameterBundleModel,
 )
 from galaxy.tool_util_models.parameters import (
     ConditionalWhen,
@@ -58,6 +57,7 @@ from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.lookup import or_none
 from galaxy_mcp_analysis.operations.making_inputs import data_inputs
+from galaxy_mcp_analysis.operations.request_models import ModelledBundle
 
 
 @dataclass
@@ -121,11 +121,12 @@ class ToolInputs:
                 return cached[1]
         # Galaxy runs a test value without a <when> as an empty branch: the model gets those branches too.
         parameters = with_implicit_branches(list(tool.parameters), ConditionalWhen)
+        request_model = create_field_model(parameters, f"{tool.id}_request", "request")
         modelled = ModelledTool(
             parameters=parameters,
-            bundle=ToolParameterBundleModel(parameters=parameters),
+            bundle=ModelledBundle.of(parameters, request_model),
             relaxed_model=create_field_model(parameters, f"{tool.id}_relaxed", "relaxed_request"),
-            request_model=create_field_model(parameters, f"{tool.id}_request", "request"),
+            request_model=request_model,
             schema=tool_schema.object_schema(parameters, top=True),
             template=tool_schema.template(parameters),
             data_inputs=list(tool_schema.data_inputs(parameters, "", (), None)),
