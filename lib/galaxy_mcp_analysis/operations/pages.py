@@ -141,8 +141,17 @@ class NotebookPages:
             content=content or "",
             content_format="markdown",
         )
-        details = self._write(lambda: self.pages_service.create(self.trans, payload))
+        details = self._write(lambda: self._created_by_agent(self.pages_service.create(self.trans, payload)))
         return self._page_result(details.model_dump(mode="json"), include_rendered=False)
+
+    def _created_by_agent(self, details):
+        """Galaxy's create leaves the first revision's edit_source empty; the agent wrote it, as update_page
+        records for every later revision."""
+        page = self.lookup.page(details.id)
+        page.latest_revision.edit_source = AGENT_EDIT_SOURCE
+        self.trans.sa_session.commit()
+        details.edit_source = AGENT_EDIT_SOURCE
+        return details
 
     def update_page(self, page_id: str, content: str | None = None, title: str | None = None) -> dict[str, Any]:
         if content is None and title is None:
