@@ -170,12 +170,17 @@ def wait_for_dataset(galaxy, api_key, dataset_id, timeout=120):
         time.sleep(0.2)
 
 
-def missing_id(galaxy) -> str:
-    """A well-formed encoded id (this Galaxy's id_secret) that names no object of any kind."""
+def id_encoding(galaxy):
+    """This Galaxy's own id encoding (its id_secret): an encoded id as the database id Galaxy records, and back."""
     from galaxy.security.idencoding import IdEncodingHelper
 
     id_secret = json.loads((Path(galaxy.data_dir) / "secrets.json").read_text())["id_secret"]
-    return IdEncodingHelper(id_secret=id_secret).encode_id(10**9)
+    return IdEncodingHelper(id_secret=id_secret)
+
+
+def missing_id(galaxy) -> str:
+    """A well-formed encoded id (this Galaxy's id_secret) that names no object of any kind."""
+    return id_encoding(galaxy).encode_id(10**9)
 
 
 def fetch(galaxy, api_key, history_id, element, wait=True):
