@@ -55,6 +55,9 @@ class Lookup:
         self.trans = operations.trans
         self.app = operations.app
         self.hda_manager = operations.hda_manager
+        #: Datasets ``datasets`` found readable in this call: a later ``dataset`` of the same id (the
+        #: preflight's type check after run_tool's reference check) answers without asking Galaxy again.
+        self._readable: dict[int, HistoryDatasetAssociation] = {}
 
     # ---- ids ----
 
@@ -157,6 +160,8 @@ class Lookup:
         ):
             if own:
                 return self.hda_manager.get_owned(decoded, self.trans.user, current_history=self.trans.history)
+            if decoded in self._readable:
+                return self._readable[decoded]
             return self.hda_manager.get_accessible(decoded, self.trans.user)
 
     def datasets(self, decoded_ids: set[int]) -> tuple[dict[int, HistoryDatasetAssociation], dict[int, bool]]:
@@ -165,7 +170,9 @@ class Lookup:
         per distinct dataset."""
         found = {hda.id: hda for hda in self.hda_manager.by_ids(sorted(decoded_ids))}
         user = self.trans.user
-        return found, {hda_id: self.hda_manager.is_accessible(hda, user) for hda_id, hda in found.items()}
+        readable = {hda_id: self.hda_manager.is_accessible(hda, user) for hda_id, hda in found.items()}
+        self._readable.update((hda_id, found[hda_id]) for hda_id, may in readable.items() if may)
+        return found, readable
 
     def collection(
         self,
@@ -316,7 +323,10 @@ class Lookups:
 
     @property
     def lookup(self) -> Lookup:
-        return Lookup(self)
+        # One per call: Galaxy builds the operations manager anew for every MCP tool call.
+        if "_lookup" not in self.__dict__:
+            self.__dict__["_lookup"] = Lookup(self)
+        return self.__dict__["_lookup"]
 
 
 def problem_line(refused: AnalysisError, path: str, kind: str, item_id: str, denied: str) -> tuple[ErrorCode, str]:
