@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
-from galaxy_mcp_analysis.core.conditional_branches import with_implicit_branches
 from galaxy_mcp_analysis.core.tool_input_problems import model_problems
 
 #: A well-formed encoded id standing for a test's data file (the typed model checks the form only).
@@ -61,12 +60,13 @@ def tool_files(tool_confs: list[Path]) -> list[Path]:
 
 
 def tool_parameters(source) -> list:
-    """Galaxy's typed parameter models of a tool source as the served preflight has them: with the empty
-    branches Galaxy adds for test values without a ``<when>`` (``core.conditional_branches``)."""
+    """Galaxy's typed parameter models of a tool source as the served preflight has them
+    (``operations.tool_models``)."""
     from galaxy.tool_util.parameters import input_models_for_tool_source
-    from galaxy.tool_util_models.parameters import ConditionalWhen
 
-    return with_implicit_branches(list(input_models_for_tool_source(source).parameters), ConditionalWhen)
+    from galaxy_mcp_analysis.operations.tool_models import modelled_parameters
+
+    return modelled_parameters(input_models_for_tool_source(source).parameters, source)
 
 
 def check_tool(path: Path) -> ToolReport:

@@ -91,8 +91,6 @@ UNUSABLE_TEST_CASES = {
                                 "they sit in the maf_filters repeat (species2 in a repeat inside it)"),
     "__EXTRACT_DATASET__ 1.0.2 test 3": ("not buildable", "a 'record' collection, which create_collection does "
                                          "not build"),
-    **{f"trimmer 0.0.2 test {n}": ("not buildable", "its test file's suffix, .dat, is no datatype and the test "
-                                   "declares none (Galaxy's test runner sniffs the file)") for n in (1, 2, 3)},
 }
 #: Tool versions no request can be generated for, with why; any other fails the test, as does one named here
 #: that gets requests.

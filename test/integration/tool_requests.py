@@ -15,7 +15,9 @@ SYNTHETIC = {
 }
 #: A test file's datatype from its suffix when the test declares none (Galaxy's test runner sniffs those;
 #: the synthetic text files are tabular, which every txt input accepts too).
-SUFFIXES = {"fa": "fasta", "tab": "tabular", "tsv": "tabular", "txt": "tabular"}
+#: A test file's suffix that is no datatype name, as the datatype the sweep uploads for it (Galaxy's test
+#: runner sniffs these files; trimmer's .dat files are tab-separated columns).
+SUFFIXES = {"fa": "fasta", "tab": "tabular", "tsv": "tabular", "txt": "tabular", "dat": "tabular"}
 UNKNOWN = "zz_not_a_parameter"
 
 

@@ -28,17 +28,13 @@ from galaxy.tool_util.parameters import (
     RelaxedRequestToolState,
     strictify,
 )
-from galaxy.tool_util_models.parameters import (
-    ConditionalWhen,
-    create_field_model,
-)
+from galaxy.tool_util_models.parameters import create_field_model
 from pydantic import ValidationError
 
 from galaxy_mcp_analysis.core import (
     tool_inputs as rules,
     tool_schema,
 )
-from galaxy_mcp_analysis.core.conditional_branches import with_implicit_branches
 from galaxy_mcp_analysis.core.datatypes import datatype_fits
 from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
@@ -58,6 +54,7 @@ from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.lookup import or_none
 from galaxy_mcp_analysis.operations.making_inputs import data_inputs
 from galaxy_mcp_analysis.operations.request_models import ModelledBundle
+from galaxy_mcp_analysis.operations.tool_models import modelled_parameters
 
 
 @dataclass
@@ -119,8 +116,9 @@ class ToolInputs:
             cached = _CACHE.get(key)
             if cached is not None and cached[0]() is tool:
                 return cached[1]
-        # Galaxy runs a test value without a <when> as an empty branch: the model gets those branches too.
-        parameters = with_implicit_branches(list(tool.parameters), ConditionalWhen)
+        # Galaxy's model with the empty branches its tool loader makes and, on 26.1.0 and 26.1.1, the
+        # data inputs' declared formats (operations.tool_models).
+        parameters = modelled_parameters(tool.parameters, tool.tool_source)
         request_model = create_field_model(parameters, f"{tool.id}_request", "request")
         modelled = ModelledTool(
             parameters=parameters,

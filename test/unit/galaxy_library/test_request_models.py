@@ -13,7 +13,6 @@ from galaxy.tool_util.parameters import (
     ToolParameterBundleModel,
 )
 from galaxy.tool_util.parameters.state import RequestToolState
-from galaxy.tool_util.parser.factory import get_tool_source
 from galaxy.tool_util_models.parameters import create_field_model
 
 from galaxy_mcp_analysis.activation.request_models import (
@@ -22,6 +21,8 @@ from galaxy_mcp_analysis.activation.request_models import (
 )
 from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.operations.request_models import ModelledBundle
+
+from tool_xml import tool_source_of  # this folder is on sys.path (pytest, no package)
 
 TOOL = """<tool id="t" name="t" version="1.0" profile="24.2">
   <command>true</command>
@@ -44,9 +45,7 @@ TOOL = """<tool id="t" name="t" version="1.0" profile="24.2">
 
 @pytest.fixture(scope="module")
 def parameters(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tool") / "t.xml"
-    path.write_text(TOOL)
-    return input_models_for_tool_source(get_tool_source(str(path))).parameters
+    return input_models_for_tool_source(tool_source_of(tmp_path_factory, TOOL)).parameters
 
 
 @pytest.fixture(scope="module", autouse=True)

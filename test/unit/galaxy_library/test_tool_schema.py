@@ -14,6 +14,7 @@ from galaxy.tool_util.parameters import input_models_for_tool_source
 from galaxy.tool_util.parser import get_tool_source
 
 from galaxy_mcp_analysis.core import tool_schema
+from galaxy_mcp_analysis.operations.tool_models import modelled_parameters
 
 TOOLS = Path(importlib.util.find_spec("galaxy.tools").submodule_search_locations[0])
 
@@ -43,7 +44,9 @@ DYNAMIC_TOOL = """<tool id="dyn" name="dyn" version="1.0">
 
 
 def parameters_of(path: Path) -> list:
-    return list(input_models_for_tool_source(get_tool_source(str(path))).parameters)
+    """Galaxy's typed model of the tool as the mixin completes it (``operations.tool_models``)."""
+    source = get_tool_source(str(path))
+    return modelled_parameters(input_models_for_tool_source(source).parameters, source)
 
 
 def rendered(parameters: list) -> dict:
