@@ -37,6 +37,19 @@ def one_declaration_per_path(declarations: Iterable[tuple[Path, list[str]]]) -> 
     return {path: formats for path, formats in found.items() if path not in ambiguous}
 
 
+def formats_left_out(parameters: Iterable) -> bool:
+    """Whether some data or collection input takes any datatype by the model (declared so, or left out)."""
+    for parameter in parameters:
+        kind = parameter.parameter_type
+        if kind in DATA_KINDS and list(parameter.extensions) == ANY:
+            return True
+        if kind == "gx_conditional" and any(formats_left_out(when.parameters) for when in parameter.whens):
+            return True
+        if kind in NESTING and formats_left_out(getattr(parameter, NESTING[kind])):
+            return True
+    return False
+
+
 def with_declared_formats(parameters: list, declared: Mapping[Path, list[str]]) -> list:
     """``parameters`` with each data input the model left at ``["data"]`` given its declared formats;
     the same objects where nothing changes."""

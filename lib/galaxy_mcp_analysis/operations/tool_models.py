@@ -7,10 +7,12 @@ reader Galaxy's own parameter factory uses), where Galaxy 26.1.0 and 26.1.1 left
 
 from collections.abc import Iterator
 
+from galaxy.tool_util.parser.factory import get_tool_source
 from galaxy.tool_util_models.parameters import ConditionalWhen
 
 from galaxy_mcp_analysis.core.conditional_branches import with_implicit_branches
 from galaxy_mcp_analysis.core.declared_formats import (
+    formats_left_out,
     one_declaration_per_path,
     Path,
     with_declared_formats,
@@ -21,7 +23,18 @@ DATA_TYPES = ("data", "data_collection")
 
 def modelled_parameters(parameters, tool_source) -> list:
     """Galaxy's typed ``parameters`` of the tool ``tool_source`` describes, completed as above."""
-    return with_declared_formats(with_implicit_branches(list(parameters), ConditionalWhen), declared_formats(tool_source))
+    completed = with_implicit_branches(list(parameters), ConditionalWhen)
+    if not formats_left_out(completed):  # every data input names its formats: nothing to read
+        return completed
+    return with_declared_formats(completed, declared_formats(parsed(tool_source)))
+
+
+def parsed(tool_source):
+    """The tool source with its XML tree: Galaxy frees a loaded tool's tree (``mem_optimize``) and keeps
+    its text, which it parses again itself where it needs the tree (tool requests)."""
+    if getattr(tool_source, "root", True) is not None:
+        return tool_source
+    return get_tool_source(raw_tool_source=tool_source.to_string(), tool_source_class=type(tool_source).__name__)
 
 
 def declared_formats(tool_source) -> dict[Path, list[str]]:

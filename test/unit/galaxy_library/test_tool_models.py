@@ -99,3 +99,12 @@ def test_a_model_with_formats_is_returned_as_it_is(source):
     if formats_by_input(parameters)["table"] == ["data"]:
         pytest.skip("this Galaxy's typed model leaves formats out (26.1.0, 26.1.1)")
     assert with_declared_formats(parameters, declared_formats(source)) is parameters
+
+
+def test_a_loaded_tools_freed_tree_is_parsed_again_from_its_text(tmp_path_factory):
+    """Galaxy frees the XML tree of every tool it loads (mem_optimize) and keeps its text."""
+    source = tool_source_of(tmp_path_factory, TOOL)
+    galaxy_26_1_0 = as_26_1_0(list(input_models_for_tool_source(source).parameters))
+    source.mem_optimize()
+    assert source.root is None
+    assert formats_by_input(modelled_parameters(galaxy_26_1_0, source))["table"] == ["tabular", "csv"]
