@@ -75,7 +75,7 @@ def parse_args(argv):
     parser.add_argument("--bytes-mib", type=int, default=200, help="bytes moved: size of the dataset (200 MiB)")
     parser.add_argument("--calls", type=int, default=200, help="per-call overhead: calls on each side per run (200)")
     parser.add_argument("--runs", type=int, default=3,
-                        help="per-call overhead and ranged reads: repeated interleaved runs, for the spread (3)")
+                        help="per-call overhead, ranged reads, tool inputs: repeated interleaved runs, for the spread (3)")
     parser.add_argument("--profile-calls", type=int, default=30, help="server-side profile: calls per case (30)")
     parser.add_argument("--clients", type=int_list, default=[1, 4, 16], help="concurrency levels (1,4,16)")
     parser.add_argument("--concurrency-calls", type=int, default=160,
@@ -184,7 +184,7 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
                     args.collection_sizes, args.collection_reps)
         if "tool_inputs" in only:
             section("tool_inputs", "tool inputs: schemas and the run_tool preflight", results, bench_tool_inputs.run,
-                    galaxy, mcp, args.tool_inputs_reps)
+                    galaxy, mcp, args.tool_inputs_reps, args.runs)
         if "workflows" in only:
             section("workflows", "workflows", results, bench_workflows.run, galaxy, mcp, args.workflow_reps,
                     args.workflow_jobs)
