@@ -15,7 +15,6 @@ The two sides alternate which goes first; ``runs`` repeated series give the spre
 
 import json
 import statistics
-import time
 
 from aio import (
     show,
@@ -24,8 +23,8 @@ from aio import (
 from common import (
     fetch,
     timed,
+    wait_for_job,
 )
-from galaxy.model import Job  # the bench runs in Galaxy's virtualenv
 from galaxy_mcp_analysis.testing import rest
 
 
@@ -99,11 +98,3 @@ def run(galaxy, mcp, reps: int, runs: int = 3) -> dict:
     rest(galaxy.galaxy_url, f"/api/histories/{history}", key, {"purge": True}, method="DELETE")
     return results
 
-
-def wait_for_job(galaxy, key: str, job_id: str, timeout: float = 120) -> None:
-    finished = {state.value for state in Job.terminal_states}
-    deadline = time.monotonic() + timeout
-    while rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"] not in finished:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"job {job_id} not finished after {timeout} s")
-        time.sleep(0.1)

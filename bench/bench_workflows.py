@@ -3,7 +3,8 @@
 - get_workflow_input_schema p50 for a 2-step and a 10-step workflow (one input, then 1 or 9
   chained sort1 steps).
 - invoke_workflow through MCP (preflight, then Galaxy's invocation) against Galaxy's REST
-  invocation (no preflight), interleaved; and check_workflow_inputs alone (the preflight's own cost).
+  invocation (no preflight), interleaved with each side first in turn, each invocation's jobs
+  finished (untimed) before the next call; and check_workflow_inputs alone (the preflight's own cost).
 - create_workflow_from_history on histories holding N finished tool jobs (cat1, one job each).
 """
 
@@ -13,6 +14,7 @@ from common import (
     fetch,
     median_seconds,
     timed,
+    wait_for_invocation,
 )
 from galaxy_mcp_analysis.testing import rest
 
@@ -46,32 +48,28 @@ def run(galaxy, mcp, reps: int, job_counts: list[int]) -> dict:
 
     workflow = rest(gx, "/api/workflows", key, {"workflow": chained(1), "fill_defaults": True})["id"]
     inputs = {"table": {"src": "hda", "id": table}}
-    mcp_times, rest_times, check_times = [], [], []
-    for _ in range(reps):  # interleaved so drift hits both sides alike
-        mcp_times.append(
-            timed(mcp.call_ok, "invoke_workflow", workflow_id=workflow, history_id=history, inputs=inputs, api_key=key)[
-                0
-            ]
-        )
-        rest_times.append(
-            timed(
-                rest,
-                gx,
-                f"/api/workflows/{workflow}/invocations",
-                key,
-                {"history_id": history, "inputs": {"0": inputs["table"]}, "inputs_by": "step_index"},
-            )[0]
-        )
+
+    def via_mcp():
+        return mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=history, inputs=inputs, api_key=key)
+
+    def via_rest():
+        return rest(gx, f"/api/workflows/{workflow}/invocations", key,
+                    {"history_id": history, "inputs": {"0": inputs["table"]}, "inputs_by": "step_index"})
+
+    times: dict[str, list[float]] = {"mcp": [], "rest": []}
+    sides = (("mcp", via_mcp), ("rest", via_rest))
+    check_times = []
+    for rep in range(reps):  # interleaved so drift hits both sides alike, each side first in turn
+        for name, call in sides if rep % 2 == 0 else sides[::-1]:
+            seconds, answer = timed(call)
+            times[name].append(seconds)
+            for invocation in answer if isinstance(answer, list) else [answer]:
+                wait_for_invocation(galaxy, key, invocation["id"])  # untimed: its jobs never run beside a timed call
         check_times.append(
-            timed(
-                mcp.call_ok,
-                "check_workflow_inputs",
-                workflow_id=workflow,
-                history_id=history,
-                inputs=inputs,
-                api_key=key,
-            )[0]
+            timed(mcp.call_ok, "check_workflow_inputs", workflow_id=workflow, history_id=history, inputs=inputs,
+                  api_key=key)[0]
         )
+    mcp_times, rest_times = times["mcp"], times["rest"]
     results["invoke_mcp_p50_s"] = median_seconds(mcp_times)
     results["invoke_rest_p50_s"] = median_seconds(rest_times)
     results["preflight_p50_s"] = median_seconds(check_times)

@@ -18,6 +18,7 @@ from conftest import (  # noqa: E402  (the tests' REST set-up helpers)
     fetch,
     wait_for_dataset,
 )
+from galaxy_mcp_analysis.testing import rest  # noqa: E402
 from galaxy_mcp_analysis.testing import serve_directory as file_server  # noqa: E402
 from galaxy_mcp_analysis.testing.memory import PeakRss  # noqa: E402  (the tests measure memory the same way)
 
@@ -30,6 +31,30 @@ def percentile(samples: list[float], fraction: float) -> float:
     """Nearest-rank percentile (p95: ``fraction=0.95``) of a non-empty sample."""
     ordered = sorted(samples)
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def wait_for_job(galaxy, key: str, job_id: str, timeout: float = 120) -> None:
+    """Untimed, between timed calls: a job (and its metadata step) left running takes the CPU from
+    whichever call comes next, on either side of a comparison."""
+    from galaxy.model import Job  # the bench runs in Galaxy's virtualenv
+
+    finished = {state.value for state in Job.terminal_states}
+    deadline = time.monotonic() + timeout
+    while rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"] not in finished:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"job {job_id} not finished after {timeout} s")
+        time.sleep(0.1)
+
+
+def wait_for_invocation(galaxy, key: str, invocation_id: str, timeout: float = 120) -> None:
+    """``wait_for_job`` for every job of a workflow invocation, once Galaxy's scheduler has made them."""
+    deadline = time.monotonic() + timeout
+    while rest(galaxy.galaxy_url, f"/api/invocations/{invocation_id}", key)["state"] in ("new", "ready"):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"invocation {invocation_id} not scheduled after {timeout} s")
+        time.sleep(0.1)
+    for job in rest(galaxy.galaxy_url, f"/api/jobs?invocation_id={invocation_id}", key):
+        wait_for_job(galaxy, key, job["id"], timeout)
 
 
 def timed(function, *args, **kwargs) -> tuple[float, object]:
