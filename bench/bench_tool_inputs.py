@@ -97,4 +97,3 @@ def run(galaxy, mcp, reps: int, runs: int = 3) -> dict:
           f"(target <= 10%); check_tool_inputs alone {show(results['check_tool_inputs_p50_ms'])}")
     rest(galaxy.galaxy_url, f"/api/histories/{history}", key, {"purge": True}, method="DELETE")
     return results
-
