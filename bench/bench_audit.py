@@ -4,12 +4,12 @@ The bench's Galaxy runs without ``GALAXY_MCP_ANALYSIS_AUDIT_LOG`` (the default).
 one event loop: (1) ``get_dataset_details`` through /api/mcp, as bench_overhead calls it; (2) the
 trail's middleware (``mcp.audit.AuditTrail``, the same object Galaxy would run outermost) around a
 call that returns a run_tool-shaped result at once, writing every line to a real file under its
-lock, the key's user already known (Galaxy looks a key's user up once a minute); (3) that bare
+lock, the request's user already looked up (``mcp.caller``: once per request, by the layer that
+needs it first, shared with the tool); (3) that bare
 call without the middleware. With the trail a call costs (1) + ((2) - (3)); the ratio is that over
 (1). A start-up with the variable set would add the same middleware; nothing else changes.
 """
 
-import time
 from pathlib import Path
 
 import aio
@@ -18,7 +18,9 @@ from fastmcp.server.middleware import MiddlewareContext
 from fastmcp.tools.base import ToolResult
 from mcp.types import CallToolRequestParams
 
+from galaxy_mcp_analysis import tools
 from galaxy_mcp_analysis.core.audit_file import AuditFile
+from galaxy_mcp_analysis.mcp import caller as callers
 from galaxy_mcp_analysis.mcp.audit import AuditTrail
 from galaxy_mcp_analysis.testing import rest
 
@@ -35,11 +37,13 @@ def run(galaxy, mcp, workdir: Path, calls: int, runs: int = 3) -> dict:
 
 
 async def measure(galaxy, dataset_id: str, log_path: Path, calls: int, runs: int) -> dict:
-    trail = AuditTrail(gx_app=None, sink=AuditFile(str(log_path)))
-    trail.callers._known = _KnownForever()
+    trail = AuditTrail(gx_app=None, sink=AuditFile(str(log_path)), facts=tools.TOOL_FACTS)
     arguments = {"history_id": "h" * 16, "tool_id": "Cut1", "inputs": {"input": {"src": "hda", "id": "d" * 16},
                                                                         "columnList": "c1,c2"}, "api_key": "k" * 32}
     context = MiddlewareContext(message=CallToolRequestParams(name="run_tool", arguments=arguments))
+    known = callers.RequestCaller(None, arguments["api_key"])  # the user the call's own lookup found
+    known._resolved = callers._Resolved(None, "bench-user")
+    callers._CURRENT.set(known)
 
     async def bare(_context=None):
         return ToolResult(structured_content=RESULT)
@@ -65,10 +69,3 @@ async def measure(galaxy, dataset_id: str, log_path: Path, calls: int, runs: int
               f"record, lock, one append) -> ratio {figures[f'{stat}_ratio']:.3f}")
     figures["lines_written"] = lines
     return figures
-
-
-class _KnownForever(dict):
-    """Every key's user known (what CallerIds holds after a key's first call of the minute)."""
-
-    def get(self, digest, default=None):
-        return ("bench-user", time.monotonic() + 3600)

@@ -22,7 +22,8 @@ from galaxy_mcp_analysis.testing import (
     McpClient,
     rest,
 )
-from galaxy_mcp_analysis.tools import STOCK_ANNOTATIONS
+from galaxy_mcp_analysis.mcp.declaration import annotations_of
+from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 ANNOTATION_FIELDS = ("title", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
 CODED = re.compile(r"^\[(VALIDATION_ERROR|NOT_FOUND|AUTHENTICATION_ERROR|AUTHORIZATION_ERROR|NOT_READY|CONFLICT|SYSTEM_ERROR)\] \S")
@@ -34,7 +35,7 @@ def listed(mcp):
 
 
 def expected_annotations() -> dict:
-    return {**STOCK_ANNOTATIONS, **{spec.name: spec.annotations for spec in TOOL_SPECS}}
+    return {name: annotations_of(facts) for name, facts in TOOL_FACTS.items()}
 
 
 def assert_coded(text: str, code: str) -> None:
@@ -55,6 +56,25 @@ def test_every_tool_is_annotated_as_the_table_says(listed):
             assert getattr(tool.annotations, field) is not None, (name, field)
             assert getattr(tool.annotations, field) == getattr(expected[name], field), (name, field)
         assert tool.title == tool.annotations.title
+
+
+def test_every_served_tool_has_its_facts(listed):
+    """The policy and the audit trail know a tool only by its row of the facts table (core.tool_facts): a tool
+    served by this live tools/list (Galaxy's or ours) without a row, or a row of no served tool, fails here."""
+    assert set(listed) - set(TOOL_FACTS) == set(), "served without facts"
+    assert set(TOOL_FACTS) - set(listed) == set(), "facts of a tool not served"
+    starting = {name for name, facts in TOOL_FACTS.items() if facts.starts_jobs}
+    assert starting == {"run_tool", "rerun_job", "invoke_workflow", "upload_file_from_url", "create_dataset_from_text",
+                        "run_user_tool"}
+    assert {name: facts.runs.kind for name, facts in TOOL_FACTS.items() if facts.runs} == {
+        "run_tool": "tool", "rerun_job": "job", "invoke_workflow": "workflow", "run_user_tool": "user_tool"}
+    for name, facts in TOOL_FACTS.items():  # the argument that names what a call runs, purges with, is the tool's
+        properties = listed[name].inputSchema["properties"]
+        named = [facts.runs.argument] if facts.runs else []
+        named += [facts.purges_with] if facts.purges_with else []
+        named += [path.split(".", 1)[1] for path in facts.history if path.startswith("arguments.") and
+                  "history_id" not in path]
+        assert set(named) <= set(properties), (name, named)
 
 
 def test_annotations_declare_the_hints_of_each_kind_of_tool(listed):

@@ -271,23 +271,105 @@ def test_tool_sets(galaxy, api_key, policy):
             unknown.list_tools()
 
 
-def test_an_invalid_file_on_reload_refuses_every_call(mcp, api_key, policy):
-    policy("rules:\n  - name: typo\n    who: everybody\n")
-    text = mcp.call_error("get_user", api_key=api_key)
-    assert text.startswith("[FORBIDDEN] rule policy-file:") and "line 3: rules[0].who" in text, text
+@pytest.mark.parametrize(("text", "named"), [
+    ("rules:\n  - name: typo\n    who: everybody\n", "line 3: rules[0].who"),
+    # A misspelt tool or class (purg for purge) would deny nothing: refused like an unknown key.
+    ("rules:\n  - name: typo\n    who: everyone\n    deny_mcp_tools: [purg]\n",
+     "line 4: rules[0].deny_mcp_tools: unknown MCP tool 'purg'"),
+])
+def test_an_invalid_file_on_reload_refuses_every_call(mcp, api_key, policy, text, named):
+    policy(text)
+    refusal = mcp.call_error("get_user", api_key=api_key)
+    assert refusal.startswith("[FORBIDDEN] rule policy-file:") and named in refusal, refusal
     assert mcp.list_tools() == []
     policy("rules: []\n")
     assert mcp.call_ok("get_user", api_key=api_key)["id"]
 
 
-def test_an_invalid_file_stops_start_up(tmp_path):
-    """Galaxy's app factory (what gunicorn and `make serve` call) refuses to build, naming line and field."""
+@pytest.mark.parametrize(("text", "named"), [
+    ("rules:\n  - name: a\n    who: everyone\n    max_jobs: 3\n", "line 4: rules[0].max_jobs: unknown key"),
+    ("rules:\n  - name: no-purge\n    who: non_admins\n    deny_mcp_tools: [purg]\n",
+     "line 4: rules[0].deny_mcp_tools: unknown MCP tool 'purg'"),
+])
+def test_an_invalid_file_stops_start_up(tmp_path, text, named):
+    """Galaxy's app factory (what gunicorn and `make serve` call) refuses to build, naming line and field (a
+    misspelt tool or class too)."""
     invalid = tmp_path / "policy.yml"
-    invalid.write_text("rules:\n  - name: a\n    who: everyone\n    max_jobs: 3\n")
+    invalid.write_text(text)
     script = "from galaxy_mcp_analysis.fast_factory import factory\nfactory()\n"
     # A hang guard, not a time limit (the Galaxy import alone can take minutes on a loaded machine).
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
                             env={**os.environ, "GALAXY_MCP_ANALYSIS_POLICY_FILE": str(invalid)})
     assert result.returncode == 1
     assert "refuses to start Galaxy" in result.stderr and "Traceback" not in result.stderr
-    assert f"{invalid} line 4: rules[0].max_jobs: unknown key" in result.stderr, result.stderr
+    assert f"{invalid} {named}" in result.stderr, result.stderr
+
+
+def test_a_user_defined_tool_is_governed_like_a_galaxy_tool(galaxy, mcp, api_key, policy):
+    """run_user_tool starts jobs (class creates_jobs) and its tool is checked against the Galaxy tool rules as
+    user_tool:<uuid>: a user restricted to Cut1/sort1 who holds Galaxy's user-tool roles is refused, no job made.
+    (The session Galaxy runs without enable_beta_tool_formats, so no user tool can exist there: the rules are
+    judged before Galaxy is asked, and the allowed call below reaches Galaxy's own refusal.)"""
+    gx, admin = galaxy.galaxy_url, galaxy.admin_api_key
+    analyst, marker = me(galaxy, api_key), uuid.uuid4().hex[:8]
+    for role_type in ("user_tool_create", "user_tool_execute"):
+        rest(gx, "/api/roles", admin, {"name": f"{role_type}-{marker}", "description": "policy test",
+                                       "user_ids": [analyst["id"]], "role_type": role_type})
+    history = mcp.call_ok("create_history", name="user tool policy", api_key=api_key)["id"]
+    dataset = paste(mcp, api_key, history)
+    wait(mcp, api_key, history)
+    tool_uuid = str(uuid.uuid4())
+    policy(f"""\
+rules:
+  - name: cut-and-sort-only
+    who: {{users: ["{analyst['email']}"]}}
+    reason: Only Cut1 and sort1 here.
+    allow_galaxy_tools: [Cut1, sort1]
+    max_jobs_per_call: 5
+""")
+    jobs_before = jobs_in(galaxy, api_key, history)
+    text = refused(mcp, "run_user_tool", "FORBIDDEN", "cut-and-sort-only", history_id=history, tool_uuid=tool_uuid,
+                   inputs={"input": {"src": "hda", "id": dataset}}, api_key=api_key)
+    assert f"Galaxy tool user_tool:{tool_uuid} is not among the allowed tools" in text, text
+    assert "Only Cut1 and sort1 here." in text
+    assert jobs_in(galaxy, api_key, history) == jobs_before
+    # Denied by its uuid or by user_tool:*, and in the class creates_jobs.
+    for rule in (f"deny_galaxy_tools: ['user_tool:{tool_uuid}']", "deny_galaxy_tools: ['user_tool:*']",
+                 "deny_mcp_tools: [creates_jobs]"):
+        policy(f"rules:\n  - name: no-user-tools\n    who: everyone\n    {rule}\n")
+        refused(mcp, "run_user_tool", "FORBIDDEN", "no-user-tools", history_id=history, tool_uuid=tool_uuid,
+                inputs={"input": {"src": "hda", "id": dataset}}, api_key=api_key)
+    # Allowed by user_tool:*: the call goes on to Galaxy, which has no such tool (and makes no job either).
+    policy("rules:\n  - name: user-tools\n    who: everyone\n    allow_galaxy_tools: ['user_tool:*']\n")
+    text = mcp.call_error("run_user_tool", history_id=history, tool_uuid=tool_uuid, api_key=api_key,
+                          inputs={"input": {"src": "hda", "id": dataset}})
+    assert not text.startswith("[FORBIDDEN]"), text
+    assert jobs_in(galaxy, api_key, history) == jobs_before
+
+
+def test_a_rerun_with_a_flat_change_counts_against_max_jobs_per_call(galaxy, mcp, api_key, policy):
+    """The policy counts a rerun's jobs on rerun_job's own merge of changes: a flat repeat_N|param change (which
+    rerun_job takes) over a 3-element list is 3 jobs, refused under a limit of 2 with nothing made."""
+    history = mcp.call_ok("create_history", name="policy rerun", api_key=api_key)["id"]
+    datasets = [mcp.call_ok("create_dataset_from_text", history_id=history, content=f"{n}\tb\n{n + 5}\ta\n",
+                            file_type="tabular", api_key=api_key)["dataset_id"] for n in range(3)]
+    collection = mcp.call_ok("create_collection", history_id=history, collection_type="list", name="three",
+                             api_key=api_key, element_identifiers=[{"name": f"e{n}", "src": "hda", "id": d}
+                                                                   for n, d in enumerate(datasets)])["collection_id"]
+    ran = mcp.call_ok("run_tool", history_id=history, tool_id="sort1", api_key=api_key, inputs={
+        "input": {"src": "hda", "id": datasets[0]}, "column": 1, "style": "num", "order": "ASC",
+        "column_set_0|other_column": 2, "column_set_0|other_style": "alpha", "column_set_0|other_order": "ASC"})
+    wait(mcp, api_key, history)
+    job_id = ran["jobs"][0]["id"]
+    policy("rules:\n  - name: two-at-most\n    who: everyone\n    max_jobs_per_call: 2\n")
+    jobs_before = jobs_in(galaxy, api_key, history)
+    text = refused(mcp, "rerun_job", "FORBIDDEN", "two-at-most", job_id=job_id, api_key=api_key,
+                   changes={"input": {"src": "hdca", "id": collection}, "column_set_0|other_order": "DESC"})
+    assert "the call would create 3 jobs; at most 2" in text, text
+    assert jobs_in(galaxy, api_key, history) == jobs_before
+    # The same flat change on one dataset is one job: allowed, and it ran with the change.
+    again = mcp.call_ok("rerun_job", job_id=job_id, changes={"column_set_0|other_order": "DESC"}, api_key=api_key)
+    assert len(again["jobs"]) == 1 and jobs_in(galaxy, api_key, history) == jobs_before + 1
+    recorded = mcp.call_ok("get_job_parameters", job_id=again["jobs"][0]["id"], api_key=api_key)["inputs"]
+    assert recorded["column_set"] == [{"other_column": 2, "other_style": "alpha", "other_order": "DESC"}]
+    wait(mcp, api_key, history)

@@ -7,22 +7,29 @@ import threading
 
 import pytest
 
+from galaxy_mcp_analysis.core import audit
 from galaxy_mcp_analysis.core.audit import (
     audit_record,
-    EFFECTS,
-    effects,
     MAX_STRING_CHARACTERS,
     outcome_of,
-    touched,
 )
 from galaxy_mcp_analysis.core.audit_file import AuditFile
 from galaxy_mcp_analysis.core.settings import Settings
+from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 KEY = "f" * 32
 
 
+def touched(tool, arguments, result):
+    return audit.touched(TOOL_FACTS[tool], arguments, result)
+
+
+def effects(tool, arguments, result):
+    return audit.effects(TOOL_FACTS[tool], arguments, result)
+
+
 def record(tool="get_server_info", arguments=None, error=None, result=None):
-    return audit_record(tool=tool, arguments=arguments or {}, error=error, result=result, started=0.0,
+    return audit_record(tool=TOOL_FACTS[tool], arguments=arguments or {}, error=error, result=result, started=0.0,
                         duration_seconds=0.0123, request_id="7", user_id="u1", secrets=(KEY,))
 
 
@@ -94,20 +101,24 @@ def test_touched_names_each_ids_kind():
 
 
 def test_every_effect_path_names_a_kind():
-    kinds = {kind for paths in EFFECTS.values() for entries in paths.values() for _, kind in entries}
-    assert kinds <= {"dataset", "collection", "job", "history", "invocation", "workflow", "user_tool", "page",
+    kinds = {kind for facts in TOOL_FACTS.values() for entries in facts.effects.values() for _, kind in entries}
+    assert kinds == {"dataset", "collection", "job", "history", "invocation", "workflow", "user_tool", "page",
                      "page_revision", "src"}
+    assert {effect for facts in TOOL_FACTS.values() for effect in facts.effects} == {"created", "changed", "deleted",
+                                                                                     "jobs"}
 
-def test_every_writing_tool_has_an_effects_entry():
-    """Every tool whose annotations say it writes (the patch set's and Galaxy's stock ones) has an EFFECTS entry."""
-    from galaxy_mcp_analysis import tools
-    from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
 
-    annotations = {spec.name: spec.annotations for spec in TOOL_SPECS} | dict(tools.STOCK_ANNOTATIONS)
-    writing = {name for name, annotation in annotations.items() if not annotation.read_only_hint}
+def test_every_writing_tool_has_effects():
+    """Every tool whose facts say it writes (the patch set's and Galaxy's stock ones) names its effects; a tool
+    that starts jobs records them; only a tool that can purge turns deleted into purged."""
+    writing = {name for name, facts in TOOL_FACTS.items() if not facts.read_only}
     assert len(writing) >= 20
-    assert writing - set(EFFECTS) == set()
-    assert set(EFFECTS) <= set(annotations)
+    assert {name for name in writing if not TOOL_FACTS[name].effects} == set()
+    assert {name for name, facts in TOOL_FACTS.items() if facts.read_only and facts.effects} == set()
+    # An invocation's jobs are scheduled later: its line names the invocation.
+    assert {name for name, facts in TOOL_FACTS.items() if facts.starts_jobs and "jobs" not in facts.effects} == {
+        name for name, facts in TOOL_FACTS.items() if facts.invokes_workflows} == {"invoke_workflow"}
+    assert {name for name, facts in TOOL_FACTS.items() if facts.purges_with} == {"delete_history_items"}
 
 
 def test_the_setting_parses_and_defaults_to_off():
@@ -197,33 +208,40 @@ def test_the_target_comes_from_the_variable_else_galaxy_yml(tmp_path):
 
 
 def test_the_start_up_line_says_which_admin_rules_are_in_force(tmp_path):
-    from galaxy_mcp_analysis.mcp.policy import admin_rules_line
+    from galaxy_mcp_analysis.mcp.policy_file import admin_rules_line
 
     policy = tmp_path / "policy.yml"
-    assert admin_rules_line(None, "") == (
+    assert admin_rules_line(None, "", TOOL_FACTS) == (
         "galaxy-mcp-analysis admin rules: no policy file (every tool for every user); audit trail: off")
-    assert f"policy file {policy} (absent: no rules until it exists" in admin_rules_line(str(policy), "")
+    assert f"policy file {policy} (absent: no rules until it exists" in admin_rules_line(str(policy), "", TOOL_FACTS)
     policy.write_text("rules:\n  - {name: a, who: everyone, deny_mcp_tools: [purge]}\n  - {name: b, who: admins}\n")
-    assert admin_rules_line(str(policy), "/var/log/a.jsonl").endswith(
+    assert admin_rules_line(str(policy), "/var/log/a.jsonl", TOOL_FACTS).endswith(
         f"policy file {policy} (2 rules; read again when it changes); audit trail: /var/log/a.jsonl")
 
-def test_the_middleware_records_a_refusal_by_an_inner_layer_and_passes_it_on(tmp_path):
+def test_the_middleware_records_a_refusal_by_an_inner_layer_and_passes_it_on(tmp_path, monkeypatch):
+    import contextvars
+    from types import SimpleNamespace
+
     import anyio
     from fastmcp.exceptions import ToolError
     from fastmcp.server.middleware import MiddlewareContext
     from mcp.types import CallToolRequestParams
 
+    from galaxy_mcp_analysis.mcp import caller as callers
     from galaxy_mcp_analysis.mcp.audit import AuditTrail
 
-    trail = AuditTrail(gx_app=None, sink=AuditFile(str(tmp_path / "a.jsonl")))
+    # The caller's one lookup (mcp.caller), not reached by the refused call, is made for its line: a stand-in
+    # for Galaxy's user lookup and session (this test runs without Galaxy).
+    request_ids = contextvars.ContextVar("request_id")
+    gx_app = SimpleNamespace(model=SimpleNamespace(set_request_id=request_ids.set, unset_request_id=lambda _: None),
+                             security=SimpleNamespace(encode_id=lambda user_id: f"u{user_id}"))
+    monkeypatch.setattr(callers, "user_for_credential", lambda app, key: SimpleNamespace(id=7) if key == KEY else None)
+    trail = AuditTrail(gx_app=gx_app, sink=AuditFile(str(tmp_path / "a.jsonl")), facts=TOOL_FACTS)
 
     async def refuse(context):
         raise ToolError("[FORBIDDEN] rule no-purge-for-users: Purging is for admins.\nSuggestion: ask an admin")
 
     async def call():
-        async def user_id(key):
-            return "u7" if key == KEY else None
-        trail.callers.user_id = user_id
         message = CallToolRequestParams(name="delete_history_items", arguments={
             "history_id": "h1", "items": [{"src": "hda", "id": "a"}], "purge": True, "api_key": KEY})
         with pytest.raises(ToolError):

@@ -14,8 +14,8 @@ from galaxy_mcp_analysis.core.policy import (
     Policy,
     PolicyError,
     RateLimiter,
-    ToolFacts,
 )
+from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 ADMIN = Caller("admin@example.org", is_admin=True)
 ANALYST = Caller("ana@example.org", roles=frozenset({"analysts"}), groups=frozenset({"lab"}))
@@ -43,22 +43,23 @@ rules:
     mask_fields: {get_job_errors: [command_line], "*": [secret]}
 """
 
-PURGE = ToolFacts("delete_history_items", destructive=True, purge=True)
-DELETE = ToolFacts("delete_history_items", destructive=True)
-READ = ToolFacts("get_history_contents", read_only=True)
-RUN = ToolFacts("run_tool")
+DELETE = TOOL_FACTS["delete_history_items"]
+PURGING = {"purge": True}  # delete_history_items' arguments that make it purge (its facts: purges_with)
+READ = TOOL_FACTS["get_history_contents"]
+RUN = TOOL_FACTS["run_tool"]
 
 
 def test_the_contract_example_parses():
-    policy = parse_policy(EXAMPLE)
+    policy = parse_policy(EXAMPLE, TOOL_FACTS)
     assert [rule.name for rule in policy.rules] == ["no-purge-for-users", "analysts-read-only", "lab-small"]
     assert policy.toolset("curation") == ("get_history_contents", "peek_dataset_content", "get_job_errors")
     assert policy.toolset("core") == CORE_TOOLSET and len(CORE_TOOLSET) <= 16
+    assert set(CORE_TOOLSET) <= set(TOOL_FACTS)  # the built-in set names served tools only, as a file's must
     assert policy.toolset("nope") is None
 
 
 def test_an_empty_file_is_no_rules():
-    assert parse_policy("") == Policy()
+    assert parse_policy("", TOOL_FACTS) == Policy()
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -79,47 +80,67 @@ def test_an_empty_file_is_no_rules():
 ])
 def test_a_mistake_is_named_by_line_and_field(text, expected):
     with pytest.raises(PolicyError, match=None) as raised:
-        parse_policy(text, source="policy.yml")
+        parse_policy(text, TOOL_FACTS, source="policy.yml")
     assert str(raised.value).startswith("policy.yml")
     assert expected in str(raised.value)
 
 
 def test_an_absent_file_is_an_error(tmp_path):
     with pytest.raises(PolicyError, match="cannot be read"):
-        load_policy(str(tmp_path / "absent.yml"))
+        load_policy(str(tmp_path / "absent.yml"), TOOL_FACTS)
 
 
 def test_who_matches_admins_roles_groups_and_emails():
-    policy = parse_policy("rules:\n  - {name: u, who: {users: [OTHER@example.org]}}\n" + EXAMPLE.split("rules:\n")[1])
+    policy = parse_policy("rules:\n  - {name: u, who: {users: [OTHER@example.org]}}\n" + EXAMPLE.split("rules:\n")[1],
+                          TOOL_FACTS)
     names = lambda caller: [rule.name for rule in policy.applying(caller)]  # noqa: E731
     assert names(ADMIN) == []
     assert names(ANALYST) == ["no-purge-for-users", "analysts-read-only", "lab-small"]
     assert names(OTHER) == ["u", "no-purge-for-users"]  # emails compare case-insensitively
 
 
-def test_classes_come_from_annotations():
-    assert PURGE.classes == {"destructive", "purge"}
-    assert READ.classes == {"read_only"}
-    assert RUN.classes == {"creates_jobs"}
+def test_classes_come_from_the_facts_table():
+    assert DELETE.classes(PURGING) == {"destructive", "purge"} and DELETE.classes({"purge": False}) == {"destructive"}
+    assert DELETE.classes() == {"destructive"}  # as tools/list shows it: no call, no purge
+    assert READ.classes() == {"read_only"}
+    assert RUN.classes() == {"creates_jobs"}
+    assert TOOL_FACTS["run_user_tool"].classes() == {"creates_jobs"}  # a user-defined tool starts jobs too
+    assert TOOL_FACTS["rerun_job"].classes() == {"creates_jobs", "destructive"}
+
+
+@pytest.mark.parametrize(("text", "line", "name"), [
+    ("rules:\n  - name: a\n    who: everyone\n    deny_mcp_tools: [purg]\n", 4, "purg"),
+    ("rules:\n  - name: a\n    who: everyone\n    allow_mcp_tools:\n      - read_only\n      - run_tools\n", 6,
+     "run_tools"),
+    ("toolsets:\n  mine: [get_user, get_usr]\n", 2, "get_usr"),
+    ("rules:\n  - name: a\n    who: everyone\n    mask_fields:\n      get_job_error: [command_line]\n", 5,
+     "get_job_error"),
+])
+def test_an_unknown_tool_or_class_is_named_with_its_line(text, line, name):
+    """A misspelt name would deny (or allow, or mask) nothing: it is refused like an unknown key."""
+    with pytest.raises(PolicyError) as raised:
+        parse_policy(text, TOOL_FACTS, source="policy.yml")
+    assert f"policy.yml line {line}: " in str(raised.value) and f"unknown MCP tool {name!r}" in str(raised.value)
 
 
 def test_deny_wins_over_allow_and_allow_lists_are_a_union():
-    policy = parse_policy(EXAMPLE)
-    refusal = policy.check_tool(ANALYST, PURGE)
+    policy = parse_policy(EXAMPLE, TOOL_FACTS)
+    refusal = policy.check_tool(ANALYST, DELETE, PURGING)
     assert refusal.rule == "no-purge-for-users" and "Purging is for admins." in refusal.reason
     assert not refusal.rate_limited
     assert policy.check_tool(ANALYST, READ) is None and policy.check_tool(ANALYST, RUN) is None
     refusal = policy.check_tool(ANALYST, DELETE)
     assert refusal.rule == "analysts-read-only" and "not among the allowed" in refusal.reason
-    assert policy.check_tool(OTHER, DELETE) is None and policy.check_tool(OTHER, PURGE) is not None
-    assert policy.check_tool(ADMIN, PURGE) is None
+    assert policy.check_tool(OTHER, DELETE) is None and policy.check_tool(OTHER, DELETE, PURGING) is not None
+    assert policy.check_tool(ADMIN, DELETE, PURGING) is None
     both = parse_policy(
-        "rules:\n  - {name: a, who: everyone, allow_mcp_tools: [run_tool], deny_mcp_tools: [creates_jobs]}\n")
+        "rules:\n  - {name: a, who: everyone, allow_mcp_tools: [run_tool], deny_mcp_tools: [creates_jobs]}\n",
+        TOOL_FACTS)
     assert both.check_tool(OTHER, RUN).rule == "a"
 
 
 def test_galaxy_tools_by_id_pattern_and_section():
-    policy = parse_policy(EXAMPLE)
+    policy = parse_policy(EXAMPLE, TOOL_FACTS)
     allowed = [GalaxyTool("Cut1"), GalaxyTool("toolshed.example.org/repos/iuc/bakta/bakta/1.9"),
                GalaxyTool("Remove beginning1", section="Text Manipulation")]
     assert policy.check_galaxy_tools(ANALYST, allowed) is None
@@ -132,7 +153,7 @@ def test_galaxy_tools_by_id_pattern_and_section():
 
 
 def test_the_smallest_limit_applies():
-    policy = parse_policy(EXAMPLE)
+    policy = parse_policy(EXAMPLE, TOOL_FACTS)
     assert policy.limit(ANALYST, "max_jobs_per_call") == (10, "lab-small")
     assert policy.check_jobs(ANALYST, 10) is None
     refusal = policy.check_jobs(ANALYST, 10_000)
@@ -141,7 +162,7 @@ def test_the_smallest_limit_applies():
 
 
 def test_masks_by_tool_and_star():
-    policy = parse_policy(EXAMPLE)
+    policy = parse_policy(EXAMPLE, TOOL_FACTS)
     assert policy.masked_fields(ANALYST, "get_job_errors") == {"command_line", "secret"}
     assert policy.masked_fields(ANALYST, "run_tool") == {"secret"}
     assert policy.masked_fields(OTHER, "get_job_errors") == set()
@@ -150,46 +171,49 @@ def test_masks_by_tool_and_star():
 def test_rate_limits_per_user_with_retry_after():
     now = [1000.0]
     limiter = RateLimiter(clock=lambda: now[0])
-    policy = parse_policy("rules:\n  - {name: slow, who: everyone, calls_per_minute: 2, invocations_per_hour: 1}\n")
-    assert limiter.check(policy, OTHER, "u1", "get_user") is None
-    assert limiter.check(policy, OTHER, "u1", "invoke_workflow") is None
-    refusal = limiter.check(policy, OTHER, "u1", "get_user")
+    policy = parse_policy("rules:\n  - {name: slow, who: everyone, calls_per_minute: 2, invocations_per_hour: 1}\n",
+                          TOOL_FACTS)
+    assert limiter.check(policy, OTHER, "u1", TOOL_FACTS["get_user"]) is None
+    assert limiter.check(policy, OTHER, "u1", TOOL_FACTS["invoke_workflow"]) is None
+    refusal = limiter.check(policy, OTHER, "u1", TOOL_FACTS["get_user"])
     assert refusal.rule == "slow" and refusal.retry_after_seconds == 60
-    assert limiter.check(policy, OTHER, "u2", "get_user") is None  # per user
+    assert limiter.check(policy, OTHER, "u2", TOOL_FACTS["get_user"]) is None  # per user
     now[0] += 60
-    refusal = limiter.check(policy, OTHER, "u1", "invoke_workflow")
+    refusal = limiter.check(policy, OTHER, "u1", TOOL_FACTS["invoke_workflow"])
     assert refusal.rate_limited and refusal.retry_after_seconds == 3540 and "invocations per hour" in refusal.reason
-    assert limiter.check(policy, OTHER, "u1", "get_user") is None  # the refused invocation was not counted
+    assert limiter.check(policy, OTHER, "u1", TOOL_FACTS["get_user"]) is None  # the refused invocation was not counted
 
 
 def test_rate_limits_are_counted_together_by_every_process_sharing_the_directory(tmp_path):
-    """mcp.policy's SharedRateLimiter: two limiters (two gunicorn workers) on one directory share the count;
+    """mcp.rate_limits' SharedRateLimiter: two limiters (two gunicorn workers) on one directory share the count;
     a torn count file starts the count again instead of failing the call."""
-    from galaxy_mcp_analysis.mcp.policy import SharedRateLimiter
+    from galaxy_mcp_analysis.mcp.rate_limits import SharedRateLimiter
 
-    policy = parse_policy("rules:\n  - {name: slow, who: everyone, calls_per_minute: 3}\n")
+    policy = parse_policy("rules:\n  - {name: slow, who: everyone, calls_per_minute: 3}\n", TOOL_FACTS)
     first, second = SharedRateLimiter(str(tmp_path / "counts")), SharedRateLimiter(str(tmp_path / "counts"))
-    assert first.check(policy, OTHER, "u1", "get_user") is None
-    assert second.check(policy, OTHER, "u1", "get_user") is None
-    assert first.check(policy, OTHER, "u1", "get_user") is None
-    refusal = second.check(policy, OTHER, "u1", "get_user")
+    assert first.check(policy, OTHER, "u1", TOOL_FACTS["get_user"]) is None
+    assert second.check(policy, OTHER, "u1", TOOL_FACTS["get_user"]) is None
+    assert first.check(policy, OTHER, "u1", TOOL_FACTS["get_user"]) is None
+    refusal = second.check(policy, OTHER, "u1", TOOL_FACTS["get_user"])
     assert refusal.rule == "slow" and 55 <= refusal.retry_after_seconds <= 60
-    assert first.check(policy, OTHER, "u2", "get_user") is None  # per user
+    assert first.check(policy, OTHER, "u2", TOOL_FACTS["get_user"]) is None  # per user
     [count_file] = [path for path in (tmp_path / "counts").iterdir() if "calls_per_minute" in path.read_text()
                     and len(json.loads(path.read_text())["calls_per_minute"]) == 3]
     count_file.write_text('{"calls_per_minute": [1')
-    assert second.check(policy, OTHER, "u1", "get_user") is None
-    assert first.check(parse_policy("rules: []\n"), OTHER, "u3", "get_user") is None  # no limit: no file
+    assert second.check(policy, OTHER, "u1", TOOL_FACTS["get_user"]) is None
+    unlimited = parse_policy("rules: []\n", TOOL_FACTS)
+    assert first.check(unlimited, OTHER, "u3", TOOL_FACTS["get_user"]) is None  # no limit: no file
     assert len(list((tmp_path / "counts").iterdir())) == 2
 
 
-def test_the_policy_file_comes_from_the_variable_else_galaxy_yml(monkeypatch):
+def test_the_policy_file_comes_from_the_variable_else_galaxy_yml():
     from types import SimpleNamespace
 
-    from galaxy_mcp_analysis.mcp.policy import policy_path
+    from galaxy_mcp_analysis.core.settings import Settings
+    from galaxy_mcp_analysis.mcp.policy_file import policy_path
 
     gx_app = SimpleNamespace(config=SimpleNamespace(config_dict={"mcp_analysis_policy_file": "/etc/galaxy/p.yml"}))
-    monkeypatch.delenv("GALAXY_MCP_ANALYSIS_POLICY_FILE", raising=False)
-    assert policy_path() is None and policy_path(gx_app) == "/etc/galaxy/p.yml"
-    monkeypatch.setenv("GALAXY_MCP_ANALYSIS_POLICY_FILE", "/srv/policy.yml")
-    assert policy_path(gx_app) == "/srv/policy.yml"
+    unset = Settings.from_environ({})
+    assert policy_path(unset) is None and policy_path(unset, gx_app) == "/etc/galaxy/p.yml"
+    variable = Settings.from_environ({"GALAXY_MCP_ANALYSIS_POLICY_FILE": " /srv/policy.yml "})
+    assert policy_path(variable, gx_app) == "/srv/policy.yml"

@@ -43,8 +43,11 @@ def apply_header_auth(settings: Settings) -> None:
         OptionalApiKey,
     )
 
+    from galaxy_mcp_analysis.mcp.caller import CallerOfRequest
+
     def accept_header_keys(mcp, gx_app):
         mcp.add_middleware(HeaderApiKey())
+        mcp.add_middleware(CallerOfRequest(gx_app))  # the key filled in: the request's one caller, for what follows
         mcp.add_transform(OptionalApiKey())
 
     add_server_customizer(accept_header_keys)
@@ -68,32 +71,33 @@ def check_policy() -> str | None:
 
 
 def apply_policy(settings: Settings) -> None:
+    from galaxy_mcp_analysis import tools
     from galaxy_mcp_analysis.activation.registry import announce
     from galaxy_mcp_analysis.core.policy import PolicyError
     from galaxy_mcp_analysis.mcp.audit import audit_target
-    from galaxy_mcp_analysis.mcp.policy import (
+    from galaxy_mcp_analysis.mcp.policy import PolicyRules
+    from galaxy_mcp_analysis.mcp.policy_file import (
         admin_rules_line,
         check_policy_file,
         policy_path,
-        PolicyRules,
         PolicySource,
     )
 
     def validated(path):
         try:
-            check_policy_file(path)
+            check_policy_file(path, tools.TOOL_FACTS)  # a rule may name only a served tool or a class
         except PolicyError as error:
             raise PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: {error}") from None
         return path
 
-    validated(policy_path())  # the variable's file, before Galaxy builds anything
+    validated(policy_path(settings))  # the variable's file, before Galaxy builds anything
 
     def enforce_policy(mcp, gx_app):
         # Appended after every other patch's middleware: inside CodedToolErrors (refusals are coded)
         # and HeaderApiKey (the key is filled in); a middleware inserted before it wraps it.
-        path = validated(policy_path(gx_app))
-        mcp.add_middleware(PolicyRules(gx_app, PolicySource(path)))
-        announce(admin_rules_line(path, audit_target(settings, gx_app)))
+        path = validated(policy_path(settings, gx_app))
+        mcp.add_middleware(PolicyRules(gx_app, PolicySource(path, tools.TOOL_FACTS), tools.TOOL_FACTS))
+        announce(admin_rules_line(path, audit_target(settings, gx_app), tools.TOOL_FACTS))
 
     add_server_customizer(enforce_policy)
 
@@ -107,6 +111,7 @@ def check_audit_trail() -> str | None:
 
 
 def apply_audit_trail(settings: Settings) -> None:
+    from galaxy_mcp_analysis import tools
     from galaxy_mcp_analysis.mcp.audit import (
         AUDIT_LOG_OPTION,
         audit_target,
@@ -118,7 +123,7 @@ def apply_audit_trail(settings: Settings) -> None:
                                f"({where}): {e.strerror}")
 
     try:
-        customize = outermost_audit_trail(settings)
+        customize = outermost_audit_trail(settings, tools.TOOL_FACTS)
     except OSError as e:
         raise unwritable(e, f"GALAXY_MCP_ANALYSIS_AUDIT_LOG={settings.audit_log}") from None
 

@@ -1,17 +1,20 @@
 """What one audit line says about one MCP tool call: pure, no Galaxy.
 
 ``audit_record`` builds the line (a dict, one JSON object per line in the trail) from the tool's
-name, its arguments, how it ended and its structured result. The ids of what a call created,
-changed, deleted or purged and of the jobs it started come from ``EFFECTS``, one entry per tool
-that writes: paths into the call's arguments or result, each with the kind of object it names
-(``touched`` keeps the kinds; the flat lists do not). A tool without an entry (every read)
-records empty lists; ``test_every_writing_tool_has_an_effects_entry`` keeps the table complete.
+facts (``core.tool_facts``), its arguments, how it ended and its structured result. The ids of
+what a call created, changed, deleted or purged and of the jobs it started come from the facts'
+``effects``: paths into the call's arguments or result, each with the kind of object it names
+(``touched`` keeps the kinds; the flat lists do not); ``purges_with`` turns deleted into purged,
+``history`` says where the call's history is named. A tool without effects (every read) records
+empty lists; ``test_every_writing_tool_has_effects`` keeps the table complete.
 """
 
 import datetime
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from galaxy_mcp_analysis.core.tool_facts import ToolFacts
 
 #: Strings longer than this are cut in the recorded arguments (and marked with their length).
 MAX_STRING_CHARACTERS = 200
@@ -29,45 +32,6 @@ _CODE = re.compile(r"^\[([A-Z_]+)\] ")
 _KIND_OF_SRC = {"hda": "dataset", "hdca": "collection"}
 #: The ``touched`` key for the ``jobs`` list: the calls that started them.
 _STARTED = "started"
-
-_RUN = {
-    "created": (("result.outputs[].id", "dataset"), ("result.output_collections[].id", "collection"),
-                ("result.implicit_collections[].id", "collection")),
-    "jobs": (("result.jobs[].id", "job"),),
-}
-
-#: Per tool that writes: which argument or result paths hold the ids of each kind of effect, and their kind.
-#: ``result.a[].b``: field ``b`` of every element of the list ``a`` of the structured result.
-EFFECTS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
-    # Galaxy's stock tools
-    "run_tool": _RUN,
-    "upload_file_from_url": _RUN,
-    "run_user_tool": _RUN,
-    "create_history": {"created": (("result.id", "history"),)},
-    "invoke_workflow": {"created": (("result.id", "invocation"), ("result[].id", "invocation"))},
-    "cancel_workflow_invocation": {"changed": (("result.invocation.id", "invocation"),
-                                               ("arguments.invocation_id", "invocation"))},
-    "import_workflow_from_iwc": {"created": (("result.id", "workflow"),)},
-    "create_user_tool": {"created": (("result.uuid", "user_tool"),)},
-    "delete_user_tool": {"deleted": (("arguments.uuid", "user_tool"),)},
-    # the patch set's tools
-    "create_dataset_from_text": {"created": (("result.dataset_id", "dataset"),), "jobs": (("result.job_id", "job"),)},
-    "create_collection": {"created": (("result.collection_id", "collection"),
-                                      ("result.copied_elements[].copy_id", "dataset"))},
-    "rerun_job": _RUN,
-    "cancel_job": {"changed": (("result.job_id", "job"),)},
-    "update_dataset": {"changed": (("arguments.dataset_id", "dataset"),)},
-    "update_collection": {"changed": (("result.collection_id", "collection"),)},
-    "delete_history_items": {"deleted": (("result.items[].id", "src"),)},  # purged: see effects
-    "restore_history_items": {"changed": (("result.items[].id", "src"),)},
-    "create_page": {"created": (("result.page_id", "page"),)},
-    "update_page": {"changed": (("result.page_id", "page"), ("arguments.page_id", "page"))},
-    "revert_page_revision": {"changed": (("result.page_id", "page"),),
-                             "created": (("result.new_revision_id", "page_revision"),)},
-    "create_workflow_from_history": {"created": (("result.workflow_id", "workflow"),)},
-    "create_workflow": {"created": (("result.workflow_id", "workflow"),)},
-}
-
 
 def _walk(value: Any, steps: list[str], parent: Any = None) -> Iterable[tuple[Any, Any]]:
     """The values at ``steps`` under ``value``, each with the dict that holds it."""
@@ -101,11 +65,11 @@ def ids_at(path: str, arguments: dict[str, Any], result: Any) -> list[str]:
     return [found for found, _ in _found_at(path, arguments, result)]
 
 
-def touched(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, dict[str, list[str]]]:
+def touched(tool: ToolFacts, arguments: dict[str, Any], result: Any) -> dict[str, dict[str, list[str]]]:
     """What a successful call of ``tool`` touched, by effect then kind: ``{"created": {"dataset": [id]}}``."""
-    purging = tool == "delete_history_items" and bool(arguments.get("purge"))
+    purging = tool.purges(arguments)
     found: dict[str, dict[str, list[str]]] = {}
-    for effect, paths in EFFECTS.get(tool, {}).items():
+    for effect, paths in tool.effects.items():
         effect = "purged" if purging and effect == "deleted" else _STARTED if effect == "jobs" else effect
         for path, kind in paths:
             for found_id, holder in _found_at(path, arguments, result):
@@ -118,7 +82,7 @@ def touched(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, dict
     return found
 
 
-def effects(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, list[str]]:
+def effects(tool: ToolFacts, arguments: dict[str, Any], result: Any) -> dict[str, list[str]]:
     """The ids each kind of effect names for a successful call of ``tool`` (empty lists for a read)."""
     lists: dict[str, list[str]] = {kind: [] for kind in EFFECT_KINDS}
     for effect, by_kind in touched(tool, arguments, result).items():
@@ -160,14 +124,12 @@ def recorded_arguments(arguments: dict[str, Any] | None, secrets: Iterable[str] 
     return kept
 
 
-def history_of(tool: str, arguments: dict[str, Any], result: Any) -> str | None:
-    """The history a call acted in, when its arguments or its result name one (for "what happened to history X")."""
-    if tool == "create_history" and isinstance(result, dict) and isinstance(result.get("id"), str):
-        return result["id"]
-    for source in (arguments, result if isinstance(result, dict) else {}):
-        found = source.get("history_id")
-        if isinstance(found, str) and found:
-            return found
+def history_of(tool: ToolFacts, arguments: dict[str, Any], result: Any) -> str | None:
+    """The history a call acted in, at the first of the tool's ``history`` paths that names one."""
+    for path in tool.history:
+        found = ids_at(path, arguments, result)
+        if found and isinstance(found[0], str):
+            return found[0]
     return None
 
 
@@ -186,7 +148,7 @@ def outcome_of(error: BaseException | None) -> str:
 
 def audit_record(
     *,
-    tool: str,
+    tool: ToolFacts,
     arguments: dict[str, Any] | None,
     error: BaseException | None,
     result: Any,
@@ -201,7 +163,7 @@ def audit_record(
         "time": datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(timespec="milliseconds"),
         "request_id": request_id,
         "user_id": user_id,
-        "tool": tool,
+        "tool": tool.name,
         "arguments": recorded_arguments(arguments, secrets),
         "outcome": outcome_of(error),
         "duration_ms": round(duration_seconds * 1000, 1),

@@ -11,7 +11,10 @@ import fnmatch
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import (
+    Collection,
+    Iterable,
+)
 from dataclasses import (
     dataclass,
     field,
@@ -19,16 +22,10 @@ from dataclasses import (
 
 import yaml
 
-#: Tool classes a rule may name instead of tools (from each tool's own annotations).
-CLASSES = ("read_only", "destructive", "creates_jobs", "purge")
-#: MCP tools that can start Galaxy jobs (run, rerun, invoke, upload, import).
-JOB_CREATING_TOOLS = frozenset({
-    "run_tool", "rerun_job", "invoke_workflow", "upload_file_from_url", "create_dataset_from_text",
-})
-#: MCP tools whose Galaxy tools are checked against allow/deny_galaxy_tools.
-GALAXY_TOOL_RUNNERS = frozenset({"run_tool", "rerun_job", "invoke_workflow"})
-#: Tools counted by invocations_per_hour.
-INVOKING_TOOLS = frozenset({"invoke_workflow"})
+from galaxy_mcp_analysis.core.tool_facts import (
+    CLASSES,
+    ToolFacts,
+)
 
 #: The built-in set ``?toolset=core``: the field-report analysis of doc/agent-guide.md (paste, gather,
 #: map over, wait, read, diagnose, repair, notebook) in under 20 KB of tools/list (test_field_report_replay).
@@ -39,7 +36,8 @@ CORE_TOOLSET = (
 
 _WHO_WORDS = ("everyone", "admins", "non_admins")
 _WHO_KEYS = ("users", "roles", "groups")
-_LIST_FIELDS = ("deny_mcp_tools", "allow_mcp_tools", "allow_galaxy_tools", "deny_galaxy_tools")
+_MCP_TOOL_FIELDS = ("deny_mcp_tools", "allow_mcp_tools")
+_LIST_FIELDS = (*_MCP_TOOL_FIELDS, "allow_galaxy_tools", "deny_galaxy_tools")
 _LIMIT_FIELDS = ("max_jobs_per_call", "calls_per_minute", "invocations_per_hour")
 _RULE_FIELDS = ("name", "who", "reason", *_LIST_FIELDS, *_LIMIT_FIELDS, "mask_fields")
 
@@ -98,28 +96,10 @@ class Refusal:
         return self.retry_after_seconds is not None
 
 
-@dataclass(frozen=True)
-class ToolFacts:
-    """What a rule can match of an MCP tool call."""
-
-    name: str
-    read_only: bool = False
-    destructive: bool = False
-    purge: bool = False
-
-    @property
-    def classes(self) -> set[str]:
-        found = {name for name, on in (("read_only", self.read_only), ("destructive", self.destructive),
-                                       ("purge", self.purge)) if on}
-        if self.name in JOB_CREATING_TOOLS:
-            found.add("creates_jobs")
-        return found
-
-    def matches(self, entries: Iterable[str]) -> str | None:
-        for entry in entries:
-            if entry == self.name or entry in self.classes:
-                return entry
-        return None
+def _matching(tool: ToolFacts, arguments, entries: Iterable[str]) -> str | None:
+    """The first entry (a tool name or a class of ``tool.classes``) that names this call of ``tool``."""
+    classes = tool.classes(arguments)
+    return next((entry for entry in entries if entry == tool.name or entry in classes), None)
 
 
 @dataclass(frozen=True)
@@ -150,14 +130,15 @@ class Policy:
     def applying(self, caller: Caller) -> list[Rule]:
         return [rule for rule in self.rules if rule.applies_to(caller)]
 
-    def check_tool(self, caller: Caller, tool: ToolFacts) -> Refusal | None:
+    def check_tool(self, caller: Caller, tool: ToolFacts, arguments: dict | None = None) -> Refusal | None:
+        """A call of ``tool`` with ``arguments``, or (None) the tool as tools/list shows it."""
         rules = self.applying(caller)
         for rule in rules:  # a deny anywhere wins
-            entry = tool.matches(rule.deny_mcp_tools)
+            entry = _matching(tool, arguments, rule.deny_mcp_tools)
             if entry:
                 return Refusal(rule.name, _reason(rule, f"{tool.name} is denied ({entry})"))
         allowing = [rule for rule in rules if rule.allow_mcp_tools is not None]
-        if allowing and not any(tool.matches(rule.allow_mcp_tools) for rule in allowing):
+        if allowing and not any(_matching(tool, arguments, rule.allow_mcp_tools) for rule in allowing):
             return Refusal(allowing[0].name, _reason(allowing[0], f"{tool.name} is not among the allowed MCP tools"))
         return None
 
@@ -223,15 +204,15 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._calls: dict[tuple[str, str], deque] = {}
 
-    def check(self, policy: Policy, caller: Caller, user_key: str, tool_name: str) -> Refusal | None:
+    def check(self, policy: Policy, caller: Caller, user_key: str, tool: ToolFacts) -> Refusal | None:
         with self._lock:
-            return self.judge(policy, caller, tool_name,
+            return self.judge(policy, caller, tool,
                               lambda limit_name: self._calls.setdefault((user_key, limit_name), deque()))
 
-    def judge(self, policy: Policy, caller: Caller, tool_name: str, stamps_of) -> Refusal | None:
+    def judge(self, policy: Policy, caller: Caller, tool: ToolFacts, stamps_of) -> Refusal | None:
         """Refuse the call if a window is full, else count it in every window it falls under."""
         windows = [("calls_per_minute", 60.0, True)]
-        windows.append(("invocations_per_hour", 3600.0, tool_name in INVOKING_TOOLS))
+        windows.append(("invocations_per_hour", 3600.0, tool.invokes_workflows))
         now = self.clock()
         counted = []
         for limit_name, window, counts in windows:
@@ -254,16 +235,17 @@ class RateLimiter:
 
 # --- parsing ---------------------------------------------------------------------------------------
 
-def load_policy(path: str) -> Policy:
+def load_policy(path: str, tools: Collection[str]) -> Policy:
+    """The policy file at ``path``; ``tools``: the names of the served MCP tools (a rule may name no other)."""
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as error:
         raise PolicyError(f"policy file {path}: cannot be read ({error.strerror})") from None
-    return parse_policy(text, source=path)
+    return parse_policy(text, tools, source=path)
 
 
-def parse_policy(text: str, source: str = "policy") -> Policy:
+def parse_policy(text: str, tools: Collection[str], source: str = "policy") -> Policy:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
@@ -272,14 +254,14 @@ def parse_policy(text: str, source: str = "policy") -> Policy:
         raise PolicyError(f"{source}{line}: not valid YAML ({getattr(error, 'problem', error)})") from None
     if root is None:
         return Policy()
-    at = _Where(source)
+    at = _Where(source, frozenset(tools))
     top = at.mapping(root, "the file", ("toolsets", "rules"))
     toolsets = {}
     if "toolsets" in top:
         for name_node, value in at.mapping(top["toolsets"], "toolsets", None).items():
             if name_node == "core":
                 raise at.error(top["toolsets"], "toolsets.core", "core is built in and cannot be redefined")
-            toolsets[name_node] = at.strings(value, f"toolsets.{name_node}")
+            toolsets[name_node] = at.tool_names(value, f"toolsets.{name_node}", ())
     rules = []
     if "rules" in top:
         node = top["rules"]
@@ -295,8 +277,9 @@ def parse_policy(text: str, source: str = "policy") -> Policy:
 
 
 class _Where:
-    def __init__(self, source: str):
+    def __init__(self, source: str, tools: frozenset[str]):
         self.source = source
+        self.tools = tools
 
     def error(self, node, where: str, problem: str) -> PolicyError:
         return PolicyError(f"{self.source} line {node.start_mark.line + 1}: {where}: {problem}")
@@ -323,6 +306,22 @@ class _Where:
             raise self.error(node, where, "must be a list")
         return tuple(self.scalar(item, where) for item in node.value)
 
+    def tool_names(self, node, where: str, classes: tuple[str, ...]) -> tuple[str, ...]:
+        """A list of served MCP tool names (or ``classes``): a misspelt name would deny or allow nothing."""
+        names = self.strings(node, where)
+        for item, name in zip(node.value, names):
+            if name not in self.tools and name not in classes:
+                also = f" or a class ({', '.join(classes)})" if classes else ""
+                raise self.error(item, where, f"unknown MCP tool {name!r}; name a tool this server serves{also}")
+        return names
+
+    def masks(self, node, where: str) -> dict[str, tuple[str, ...]]:
+        masks = self.mapping(node, where, None)
+        for key, _ in node.value:
+            if key.value not in self.tools and key.value != "*":
+                raise self.error(key, where, f"unknown MCP tool {key.value!r}; name a tool this server serves or \"*\"")
+        return {tool: self.strings(value, f"{where}.{tool}") for tool, value in masks.items()}
+
     def integer(self, node, where: str) -> int:
         text = self.scalar(node, where)
         if not text.isdigit() or int(text) < 1:
@@ -348,12 +347,13 @@ class _Where:
         if "reason" in fields_:
             values["reason"] = self.scalar(fields_["reason"], f"{where}.reason")
         for name in _LIST_FIELDS:
-            if name in fields_:
+            if name in fields_ and name in _MCP_TOOL_FIELDS:
+                values[name] = self.tool_names(fields_[name], f"{where}.{name}", CLASSES)
+            elif name in fields_:
                 values[name] = self.strings(fields_[name], f"{where}.{name}")
         for name in _LIMIT_FIELDS:
             if name in fields_:
                 values[name] = self.integer(fields_[name], f"{where}.{name}")
         if "mask_fields" in fields_:
-            values["mask_fields"] = {tool: self.strings(value, f"{where}.mask_fields.{tool}") for tool, value
-                                     in self.mapping(fields_["mask_fields"], f"{where}.mask_fields", None).items()}
+            values["mask_fields"] = self.masks(fields_["mask_fields"], f"{where}.mask_fields")
         return Rule(**values)

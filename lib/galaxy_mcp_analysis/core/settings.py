@@ -29,6 +29,8 @@ class Settings:
     max_paste_bytes: int = MIB
     #: Start even on a Galaxy release or shape the self-checks did not verify (skips failing patches).
     allow_unverified: bool = False
+    #: The admin's policy file (rules, limits, masks, tool sets); unset: galaxy.yml's option, else no policy.
+    policy_file: str = ""
     #: The audit trail: a file path (one JSON line per MCP call), ``logger:NAME`` (Galaxy's logging), or off.
     audit_log: str = ""
     #: The audit file is rotated when a line would take it past this size (``<file>.1`` ... ``<file>.N``).

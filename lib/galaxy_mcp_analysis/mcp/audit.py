@@ -2,36 +2,36 @@
 
 ``AuditTrail`` sits outside every other middleware of Galaxy's MCP server, so it sees each
 ``tools/call`` as the client sent it and how it ended, refusals by inner middleware (no key,
-a policy) included. The line (``core.audit``) names the caller by the encoded id of the API
-key's user, looked up once per key and kept for a minute. ``audit_sink`` turns the admin's
+a policy) included. The line (``core.audit``, from the tool's row of the facts table) names the
+caller by the encoded id of the request's user (``mcp.caller``: one lookup per request, which the
+policy and the tool share). ``audit_sink`` turns the admin's
 setting into where lines go: a file (``core.audit_file``, rotated, safe across processes) or,
 for ``logger:NAME``, that logger of Galaxy's logging configuration.
 """
 
-import hashlib
 import json
 import logging
 import os
 import time
-import uuid
 
-import anyio
 from fastmcp.server.middleware import Middleware
 
 from galaxy_mcp_analysis.core.audit import audit_record
 from galaxy_mcp_analysis.core.audit_file import AuditFile
 from galaxy_mcp_analysis.core.settings import Settings
+from galaxy_mcp_analysis.core.tool_facts import ToolFacts
 from galaxy_mcp_analysis.mcp.api_key import (
     API_KEY_ARGUMENT,
     api_key_from_request,
 )
+from galaxy_mcp_analysis.mcp.caller import (
+    begin,
+    end,
+)
+from galaxy_mcp_analysis.mcp.session import in_own_session
 
 log = logging.getLogger(__name__)
 LOGGER_PREFIX = "logger:"
-#: How long a key's user id is reused before it is looked up again.
-USER_TTL_SECONDS = 60.0
-#: Keys remembered at most (bad keys included); the memory is dropped when full.
-MAX_REMEMBERED_KEYS = 4096
 
 
 class LoggerSink:
@@ -66,7 +66,7 @@ def audit_sink(settings: Settings, gx_app=None):
     return AuditFile(target, settings.audit_log_max_bytes, settings.audit_log_backups)
 
 
-def outermost_audit_trail(settings: Settings):
+def outermost_audit_trail(settings: Settings, facts: dict[str, ToolFacts]):
     """What adds the trail to a built MCP server. The variable's file is opened now, galaxy.yml's when
     the server is built (Galaxy's configuration is read by then); OSError if it cannot be written."""
     early = audit_sink(settings)
@@ -80,48 +80,9 @@ def outermost_audit_trail(settings: Settings):
         if early is None:
             sink.check()
         # The first middleware in the list is the outermost: every call is recorded, other middleware's refusals too.
-        mcp.middleware.insert(0, AuditTrail(gx_app, sink))
+        mcp.middleware.insert(0, AuditTrail(gx_app, sink, facts))
 
     return add
-
-
-class CallerIds:
-    """The encoded id of an API key's user, looked up through Galaxy's UserManager and remembered briefly."""
-
-    def __init__(self, gx_app):
-        self.gx_app = gx_app
-        self._known: dict[str, tuple[str | None, float]] = {}
-
-    async def user_id(self, api_key: str | None) -> str | None:
-        if not api_key:
-            return None
-        digest = hashlib.sha256(api_key.encode()).hexdigest()
-        known = self._known.get(digest)
-        now = time.monotonic()
-        if known and known[1] > now:
-            return known[0]
-        user_id = await anyio.to_thread.run_sync(self._look_up, api_key)
-        if len(self._known) >= MAX_REMEMBERED_KEYS:
-            self._known.clear()
-        self._known[digest] = (user_id, now + USER_TTL_SECONDS)
-        return user_id
-
-    def _look_up(self, api_key: str) -> str | None:
-        from galaxy.managers.users import UserManager
-
-        model = self.gx_app.model
-        request_id = f"mcp-audit-{uuid.uuid4().hex}"
-        token = model.set_request_id(request_id)  # a session of its own, closed below
-        try:
-            user = self.gx_app[UserManager].by_api_key(api_key=api_key)
-            if user is None or getattr(user, "bootstrap_admin_user", False) or user.id is None:
-                return None
-            return self.gx_app.security.encode_id(user.id)
-        except Exception:  # a bad key: the call itself reports it; the line has no user
-            return None
-        finally:
-            model.unset_request_id(request_id)
-            token.var.reset(token)
 
 
 def _request_id(context) -> str | None:
@@ -143,13 +104,16 @@ def _caller_key(arguments: dict) -> str | None:
 class AuditTrail(Middleware):
     """Append one line per ``tools/call`` to ``sink``; a failing write is logged, never fails the call."""
 
-    def __init__(self, gx_app, sink):
+    def __init__(self, gx_app, sink, facts: dict[str, ToolFacts]):
+        self.gx_app = gx_app
         self.sink = sink
-        self.callers = CallerIds(gx_app)
+        self.facts = facts
 
     async def on_call_tool(self, context, call_next):
         started, clock = time.time(), time.perf_counter()
         error, result = None, None
+        key = _caller_key(dict(context.message.arguments or {}))
+        caller, token = begin(self.gx_app, key)  # resolved inside, in the call's session (mcp.caller)
         try:
             result = await call_next(context)
             return result
@@ -157,23 +121,24 @@ class AuditTrail(Middleware):
             error = exc
             raise
         finally:
-            await self._record(context, error, result, started, time.perf_counter() - clock)
+            end(token)
+            await self._record(context, caller, error, result, started, time.perf_counter() - clock)
 
-    async def _record(self, context, error, result, started, duration) -> None:
+    async def _record(self, context, caller, error, result, started, duration) -> None:
         message = context.message
-        arguments = dict(message.arguments or {})
         try:
-            key = _caller_key(arguments)
+            if caller.credential and not caller.resolved:  # refused before the caller was looked up
+                await in_own_session(self.gx_app, caller.user)
             record = audit_record(
-                tool=message.name,
-                arguments=arguments,
+                tool=self.facts.get(message.name) or ToolFacts(message.name, "", read_only=False),
+                arguments=dict(message.arguments or {}),
                 error=error,
                 result=getattr(result, "structured_content", None),
                 started=started,
                 duration_seconds=duration,
                 request_id=_request_id(context),
-                user_id=await self.callers.user_id(key),
-                secrets=(key,) if key else (),
+                user_id=caller.user_id,
+                secrets=(caller.credential,) if caller.credential else (),
             )
             record["pid"] = os.getpid()  # the serving process (gunicorn worker), as in Galaxy's log lines
             self.sink.write_line(json.dumps(record, separators=(",", ":"), default=str))

@@ -29,7 +29,9 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.tool_facts import ToolFacts
 from galaxy_mcp_analysis.mcp.api_key import API_KEY_DESCRIPTION
+from galaxy_mcp_analysis.mcp.caller import request_caller
 from galaxy_mcp_analysis.mcp.errors import coded_errors
 from galaxy_mcp_analysis.mcp.result_text import (
     shaped_result,
@@ -42,7 +44,8 @@ from galaxy_mcp_analysis.mcp.surface import ToolSurface
 @dataclass(frozen=True)
 class ToolSpec:
     function: Callable[..., Any]
-    annotations: ToolAnnotations
+    #: The tool's row of the facts table (core.tool_facts): its annotations among them.
+    facts: ToolFacts
     #: What the result's text block carries instead of the whole result as JSON (mcp.result_text).
     text: TextShape | None = None
 
@@ -50,9 +53,24 @@ class ToolSpec:
     def name(self) -> str:
         return self.function.__name__
 
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return annotations_of(self.facts)
+
 
 #: Every tool the patch set adds, in registration order.
 TOOL_SPECS: list[ToolSpec] = []
+
+
+def annotations_of(facts: ToolFacts) -> ToolAnnotations:
+    """A tool's MCP annotations, as its facts state them."""
+    return ToolAnnotations(
+        title=facts.title,
+        readOnlyHint=facts.read_only,
+        destructiveHint=facts.destructive,
+        idempotentHint=facts.idempotent,
+        openWorldHint=facts.open_world,
+    )
 
 
 def analysis_tool(
@@ -63,35 +81,26 @@ def analysis_tool(
     idempotent: bool = False,
     open_world: bool = False,
     text: TextShape | None = None,
+    **facts: Any,
 ):
-    """Declare an MCP tool; its MCP annotations are stated here, next to the code they describe.
+    """Declare an MCP tool; its facts (core.tool_facts.ToolFacts) are stated here, next to the code they describe.
 
-    ``text``: for a tool whose results can be large, the shape of its text block
-    (``mcp.result_text.RawText`` or ``Table``), so the payload goes out once, not twice.
+    The MCP annotations come from ``title`` ... ``open_world``; ``facts`` are the rest of its row of the
+    facts table the policy and the audit trail read: ``starts_jobs``, ``runs``, ``purges_with``,
+    ``history`` and ``effects``. ``text``: for a tool whose results can be large, the shape of its
+    text block (``mcp.result_text.RawText`` or ``Table``), so the payload goes out once, not twice.
     """
 
     def declare(function):
-        TOOL_SPECS.append(
-            ToolSpec(
-                function,
-                ToolAnnotations(
-                    title=title,
-                    readOnlyHint=read_only,
-                    destructiveHint=destructive,
-                    idempotentHint=idempotent,
-                    openWorldHint=open_world,
-                ),
-                text,
-            )
-        )
+        row = ToolFacts(function.__name__, title, read_only, destructive, idempotent, open_world, **facts)
+        TOOL_SPECS.append(ToolSpec(function, row, text))
         return function
 
     return declare
 
 
 def operations_for(gx_app, api_key: str):
-    """The caller's operations manager, built the way Galaxy's own MCP tools build theirs."""
-    from galaxy.managers.users import UserManager
+    """The caller's operations manager, built the way Galaxy's own MCP tools build theirs, for the request's caller."""
     from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
     from galaxy.work.context import SessionRequestContext
 
@@ -104,8 +113,11 @@ def operations_for(gx_app, api_key: str):
             "Send the x-api-key header from the MCP client, or pass api_key "
             "(User -> Preferences -> Manage API Key in Galaxy).",
         )
-    user = gx_app[UserManager].by_api_key(api_key=api_key)
-    if user is None or getattr(user, "bootstrap_admin_user", False):
+    caller = request_caller(gx_app, api_key)
+    user = caller.user()  # the request's one lookup (mcp.caller)
+    if caller.failure is not None:
+        raise caller.failure  # Galaxy's own error for an unknown key, mapped like any other
+    if user is None:
         raise AnalysisError(
             ErrorCode.AUTHENTICATION_ERROR,
             "This API key does not belong to a Galaxy user account.",

@@ -1,24 +1,14 @@
 """The admin's policy applied to every MCP call (Galaxy's 37 tools and ours): one middleware.
 
-``PolicyRules`` reads the policy file (``core.policy``) again when its modification time
-changes (one ``stat`` per call), identifies the caller from the API key (argument or header)
-as Galaxy's user, and refuses a call a rule denies with ``[FORBIDDEN]`` or ``[RATE_LIMITED]``
-before the tool runs, so nothing is created. Galaxy tools of ``run_tool``, ``rerun_job`` and
-every step of ``invoke_workflow``, and the jobs a call would create, are read through the
-operations manager's public dry runs (check_tool_inputs, check_workflow_inputs,
-get_job_parameters, get_workflow_input_schema). ``?toolset=NAME`` on the MCP URL narrows what
-is listed and served; without a policy file and without ``?toolset`` nothing changes.
+``PolicyRules`` takes the current policy from ``mcp.policy_file`` (re-read when the file changes),
+the caller from ``mcp.caller`` (the request's one lookup of its credential), and what a call does
+from the tool's row of the facts table (``core.tool_facts``: classes, the Galaxy tools it runs);
+it refuses a call a rule denies with ``[FORBIDDEN]`` or ``[RATE_LIMITED]`` before the tool runs,
+so nothing is created. The Galaxy tools and jobs of a call are read by ``mcp.job_counting``, rate
+limits counted by ``mcp.rate_limits``, results masked by ``mcp.masking``. ``?toolset=NAME`` on the
+MCP URL narrows what is listed and served; without a policy file and without ``?toolset`` nothing
+changes.
 """
-
-import fcntl
-import hashlib
-import json
-import logging
-import os
-import threading
-import time
-from collections import deque
-from typing import Any
 
 import anyio
 from fastmcp.exceptions import NotFoundError
@@ -30,96 +20,31 @@ from galaxy_mcp_analysis.core.errors import (
 )
 from galaxy_mcp_analysis.core.policy import (
     Caller,
-    GALAXY_TOOL_RUNNERS,
     GalaxyTool,
-    load_policy,
     Policy,
-    PolicyError,
     RateLimiter,
     Refusal,
-    ToolFacts,
 )
+from galaxy_mcp_analysis.core.tool_facts import ToolFacts
 from galaxy_mcp_analysis.mcp.api_key import (
     API_KEY_ARGUMENT,
     api_key_from_request,
 )
-
-log = logging.getLogger(__name__)
-
-POLICY_FILE_VARIABLE = "GALAXY_MCP_ANALYSIS_POLICY_FILE"
-#: The galaxy.yml option (under ``galaxy:``) used when the variable is not set.
-POLICY_FILE_OPTION = "mcp_analysis_policy_file"
-#: MCP tools whose ``purge`` argument makes a call of the class ``purge``.
-PURGING_TOOLS = frozenset({"delete_history_items"})
-
-
-class PolicySource:
-    """The policy file, re-read when its modification time or size changes; absent means no policy."""
-
-    def __init__(self, path: str | None):
-        self.path = path
-        self._lock = threading.Lock()
-        self._stamp: tuple | None = ("unread",)
-        self._policy: Policy | None = None
-        self._error: str | None = None
-
-    def current(self) -> Policy | None:
-        if not self.path:
-            return None
-        try:
-            status = os.stat(self.path)
-            stamp: tuple | None = (status.st_mtime_ns, status.st_size, status.st_ino)
-        except FileNotFoundError:
-            stamp = None
-        with self._lock:
-            if stamp != self._stamp:
-                self._reload(stamp)
-            if self._error:
-                raise AnalysisError(
-                    ErrorCode.FORBIDDEN,
-                    f"rule policy-file: the server's policy file is invalid ({self._error}); "
-                    "every call is refused until the Galaxy admin fixes it.",
-                    "Tell the Galaxy admin; nothing was done.",
-                )
-            return self._policy
-
-    def _reload(self, stamp) -> None:
-        self._stamp = stamp
-        if stamp is None:
-            self._policy, self._error = None, None
-            return
-        try:
-            self._policy, self._error = load_policy(self.path), None
-            log.info("galaxy-mcp-analysis: policy file %s loaded (%d rules)", self.path, len(self._policy.rules))
-        except PolicyError as error:
-            self._policy = None
-            self._error = str(error).removeprefix(self.path).lstrip(": ") or "unreadable"
-            log.error("galaxy-mcp-analysis: %s; every MCP call is refused until it is fixed", error)
-
-
-def policy_path(gx_app=None) -> str | None:
-    path = os.environ.get(POLICY_FILE_VARIABLE, "").strip()
-    if not path and gx_app is not None:
-        path = str(gx_app.config.config_dict.get(POLICY_FILE_OPTION) or "").strip()
-    return path or None
-
-
-def admin_rules_line(policy_file: str | None, audit_target: str) -> str:
-    """The start-up line saying which admin rules are in force (one per serving process)."""
-    if not policy_file:
-        policy = "no policy file (every tool for every user)"
-    elif not os.path.exists(policy_file):
-        policy = f"policy file {policy_file} (absent: no rules until it exists; read when it changes)"
-    else:
-        rules = load_policy(policy_file).rules
-        policy = f"policy file {policy_file} ({len(rules)} rules; read again when it changes)"
-    return f"galaxy-mcp-analysis admin rules: {policy}; audit trail: {audit_target or 'off'}"
-
-
-def check_policy_file(path: str | None) -> None:
-    """Start-up: an existing but invalid policy file stops Galaxy, naming the line and field."""
-    if path and os.path.exists(path):
-        load_policy(path)
+from galaxy_mcp_analysis.mcp.caller import (
+    request_caller,
+    RequestCaller,
+)
+from galaxy_mcp_analysis.mcp.job_counting import (
+    PlannedRun,
+    USER_TOOL_PREFIX,
+)
+from galaxy_mcp_analysis.mcp.masking import mask_result
+from galaxy_mcp_analysis.mcp.policy_file import PolicySource
+from galaxy_mcp_analysis.mcp.rate_limits import (
+    counts_directory,
+    SharedRateLimiter,
+)
+from galaxy_mcp_analysis.mcp.session import in_own_session
 
 
 def refused(refusal: Refusal) -> AnalysisError:
@@ -145,53 +70,11 @@ def requested_toolset() -> str | None:
         return None
 
 
-def tool_facts(tool, arguments: dict | None = None) -> ToolFacts:
-    """What rules match of a tool (listing: ``arguments`` None) or of one call of it."""
-    annotations = getattr(tool, "annotations", None)
-    return ToolFacts(
-        tool.name,
-        read_only=bool(annotations and annotations.readOnlyHint),
-        destructive=bool(annotations and annotations.destructiveHint),
-        purge=tool.name in PURGING_TOOLS and arguments is not None and bool(arguments.get("purge")),
-    )
-
-
-class SharedRateLimiter(RateLimiter):
-    """The rate limits' counts in one small file per user under ``directory``, read and written under an
-    exclusive ``flock``: every process that shares the directory (gunicorn's workers) counts together."""
-
-    def __init__(self, directory: str):
-        super().__init__(clock=time.time)  # wall clock: the same in every process
-        self.directory = directory
-
-    def check(self, policy: Policy, caller: Caller, user_key: str, tool_name: str) -> Refusal | None:
-        if not policy.has_rate_limits(caller):
-            return None
-        os.makedirs(self.directory, exist_ok=True)
-        name = hashlib.sha256(user_key.encode()).hexdigest()[:32]
-        with open(os.path.join(self.directory, f"{name}.json"), "a+", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
-            handle.seek(0)
-            try:
-                windows = {key: deque(stamps) for key, stamps in json.loads(handle.read() or "{}").items()}
-            except ValueError:  # a torn file (a process killed mid-write): start the count again
-                windows = {}
-            refusal = self.judge(policy, caller, tool_name, lambda key: windows.setdefault(key, deque()))
-            handle.seek(0)
-            handle.truncate()
-            handle.write(json.dumps({key: list(stamps) for key, stamps in windows.items()}))
-        return refusal
-
-
-def counts_directory(gx_app) -> str:
-    """Where the rate limits are counted: Galaxy's data directory, shared by all its web workers."""
-    return os.path.join(str(gx_app.config.data_dir), "mcp_policy_counts")
-
-
 class PolicyRules(Middleware):
-    def __init__(self, gx_app, source: PolicySource, limiter: RateLimiter | None = None):
+    def __init__(self, gx_app, source: PolicySource, facts: dict[str, ToolFacts], limiter: RateLimiter | None = None):
         self.gx_app = gx_app
         self.source = source
+        self.facts = facts
         self.limiter = limiter or SharedRateLimiter(counts_directory(gx_app))
 
     def _toolset(self, policy: Policy | None) -> set[str] | None:
@@ -218,9 +101,10 @@ class PolicyRules(Middleware):
         if members is not None:
             tools = [tool for tool in tools if tool.name in members]
         key = api_key_from_request() if policy and policy.rules else None
-        caller = await self._caller(key) if key else None
+        caller = await in_own_session(self.gx_app, RequestCaller(self.gx_app, key).policy_caller) if key else None
         if caller is not None:
-            tools = [tool for tool in tools if policy.check_tool(caller, tool_facts(tool)) is None]
+            tools = [tool for tool in tools if tool.name not in self.facts  # no facts: served by no patch of ours
+                     or policy.check_tool(caller, self.facts[tool.name]) is None]
         return tools
 
     async def on_call_tool(self, context, call_next):
@@ -229,160 +113,53 @@ class PolicyRules(Middleware):
         members = self._toolset(policy)
         if members is not None and name not in members:
             raise NotFoundError(f"Unknown tool: {name!r}")
-        if not (policy and policy.rules):
+        facts = self.facts.get(name)
+        if not (policy and policy.rules) or facts is None:  # no facts: no such tool, Galaxy answers
             return await call_next(context)
         arguments = dict(context.message.arguments or {})
         key = arguments.get(API_KEY_ARGUMENT) or api_key_from_request()
-        caller = await self._caller(key) if key else None
+        request = request_caller(self.gx_app, key)
+        caller = await anyio.to_thread.run_sync(request.policy_caller) if key else None
         if caller is None:  # no or an unknown key: the tool reports [AUTHENTICATION_ERROR]
             return await call_next(context)
-        tool = await context.fastmcp_context.fastmcp.get_tool(name)
-        if tool is None:
-            return await call_next(context)
-        refusal = policy.check_tool(caller, tool_facts(tool, arguments))
-        if refusal is None and name in GALAXY_TOOL_RUNNERS and (
+        refusal = policy.check_tool(caller, facts, arguments)
+        if refusal is None and facts.runs is not None and (
             policy.needs_galaxy_tools(caller) or policy.needs_jobs_count(caller)
         ):
-            refusal = await self._in_request_scope(self._check_run, policy, caller, key, name, arguments)
+            refusal = await anyio.to_thread.run_sync(self._check_run, policy, caller, key, facts, arguments)
         if refusal is None and policy.has_rate_limits(caller):  # last: refused calls are not counted
-            refusal = await anyio.to_thread.run_sync(self.limiter.check, policy, caller, caller.email or key, name)
+            refusal = await anyio.to_thread.run_sync(self.limiter.check, policy, caller, caller.email or key, facts)
         if refusal is not None:
             raise refused(refusal)
         result = await call_next(context)
         masked = policy.masked_fields(caller, name)
         return mask_result(result, masked) if masked else result
 
-    async def _caller(self, key: str) -> Caller | None:
-        return await self._in_request_scope(self._identify, key)
-
-    async def _in_request_scope(self, function, *args):
-        """Run ``function`` in a worker thread with its own database session, closed afterwards."""
-        import uuid
-
-        model = self.gx_app.model
-        request_id = f"mcp-policy-{uuid.uuid4().hex}"
-        token = model.set_request_id(request_id)
-        try:
-            return await anyio.to_thread.run_sync(function, *args)
-        finally:
-            model.unset_request_id(request_id)
-            token.var.reset(token)
-
-    def _identify(self, key: str) -> Caller | None:
-        from galaxy.managers.users import UserManager
-
-        try:
-            user = self.gx_app[UserManager].by_api_key(api_key=key)
-        except Exception:  # an unknown or deleted key: the tool itself answers
-            return None
-        if user is None or getattr(user, "bootstrap_admin_user", False):
-            return None
-        return Caller(
-            email=user.email,
-            is_admin=self.gx_app.config.is_admin_user(user),
-            roles=frozenset(role.name for role in user.all_roles() if role.name),
-            groups=frozenset(association.group.name for association in user.groups if not association.group.deleted),
-        )
-
-    def _check_run(self, policy: Policy, caller: Caller, key: str, name: str, arguments: dict) -> Refusal | None:
-        """Galaxy tool rules first (from the arguments or the recorded job / saved workflow), then the job count."""
+    def _check_run(self, policy: Policy, caller: Caller, key: str, facts: ToolFacts, arguments: dict) -> Refusal | None:
+        """Galaxy tool rules first (from the arguments, the recorded job or the saved workflow), then the job
+        count; in the call's own database session (the operations' dry runs read, never write)."""
         from galaxy_mcp_analysis.mcp.declaration import operations_for
 
         try:
-            ops = operations_for(self.gx_app, key)
-            tool_ids = RUN_TOOL_IDS[name](ops, arguments)
+            run = PlannedRun(operations_for(self.gx_app, key), facts, arguments)
+            tool_ids = run.galaxy_tools()
         except Exception:  # the call's own checks report what is wrong with it (nothing is created)
             return None
         if tool_ids is None:
-            return Refusal("policy-checks", f"{name} runs tools this server cannot list before it runs "
+            return Refusal("policy-checks", f"{facts.name} runs tools this server cannot list before it runs "
                            "(a subworkflow step); the policy's Galaxy tool rules cannot be checked.")
         refusal = policy.check_galaxy_tools(caller, [self._galaxy_tool(tool_id) for tool_id in tool_ids])
         if refusal is None and policy.needs_jobs_count(caller):
             try:
-                jobs = RUN_JOBS[name](ops, arguments)
-            except Exception:  # invalid inputs: the tool's own checks refuse the call, before any job
+                jobs = run.jobs()
+            except Exception:  # invalid inputs (InvalidRun, a coded error): the tool's own checks refuse them
                 return None
             refusal = policy.check_jobs(caller, jobs)
         return refusal
 
     def _galaxy_tool(self, tool_id: str) -> GalaxyTool:
+        if tool_id.startswith(USER_TOOL_PREFIX):
+            return GalaxyTool(tool_id)  # a user-defined tool: in no panel section
         tool = self.gx_app.toolbox.get_tool(tool_id)
         section = tool.get_panel_section()[1] if tool is not None else None
         return GalaxyTool(tool.id if tool is not None else tool_id, section)
-
-
-#: The preflight cannot count the jobs (an unmodelled tool, no history yet): refused under any job limit.
-UNCOUNTED = 10**9
-
-
-def _count_tool_jobs(ops, history_id, tool_id, inputs, tool_version=None) -> int:
-    checked = ops.check_tool_inputs(history_id, tool_id, inputs or {}, tool_version=tool_version)
-    if not checked.get("valid"):
-        raise ValueError("invalid inputs: the tool's own checks refuse the call")
-    return UNCOUNTED if checked.get("jobs_expected") is None else int(checked["jobs_expected"])
-
-
-def _workflow_steps(ops, arguments) -> list[dict]:
-    return ops.get_workflow_input_schema(arguments["workflow_id"])["steps"]
-
-
-def _workflow_tool_ids(ops, arguments) -> list[str] | None:
-    steps = _workflow_steps(ops, arguments)
-    if any(step.get("type") == "subworkflow" for step in steps):
-        return None
-    return [step["tool_id"] for step in steps if step.get("tool_id")]
-
-
-def _workflow_jobs(ops, arguments) -> int:
-    if not arguments.get("history_id"):
-        return UNCOUNTED  # counted against a history's data only
-    checked = ops.check_workflow_inputs(arguments["workflow_id"], arguments["history_id"],
-                                        arguments.get("inputs") or {}, arguments.get("parameters"))
-    if not checked.get("valid"):
-        raise ValueError("invalid inputs: invoke_workflow's own checks refuse the call")
-    return sum(int(step.get("jobs_expected") or 0) for step in checked["steps"])
-
-
-def _rerun_jobs(ops, arguments) -> int:
-    recorded = ops.get_job_parameters(arguments["job_id"])
-    inputs = {**(recorded.get("inputs") or {}), **(arguments.get("changes") or {})}
-    history_id = arguments.get("history_id") or recorded.get("history_id")
-    return _count_tool_jobs(ops, history_id, recorded["tool_id"], inputs)
-
-
-RUN_TOOL_IDS = {
-    "run_tool": lambda ops, arguments: [arguments["tool_id"]],
-    "rerun_job": lambda ops, arguments: [ops.get_job_parameters(arguments["job_id"])["tool_id"]],
-    "invoke_workflow": _workflow_tool_ids,
-}
-RUN_JOBS = {
-    "run_tool": lambda ops, arguments: _count_tool_jobs(ops, arguments.get("history_id"), arguments["tool_id"],
-                                                        arguments.get("inputs"), arguments.get("tool_version")),
-    "rerun_job": _rerun_jobs,
-    "invoke_workflow": _workflow_jobs,
-}
-
-
-def without_fields(value: Any, names: set[str]) -> Any:
-    if isinstance(value, dict):
-        return {key: without_fields(item, names) for key, item in value.items() if key not in names}
-    if isinstance(value, list):
-        return [without_fields(item, names) for item in value]
-    return value
-
-
-def mask_result(result, names: set[str]):
-    """The result without the named fields, at any depth, in the structured content and the text."""
-    from mcp.types import TextContent
-
-    structured = without_fields(result.structured_content, names) if result.structured_content else None
-    content = []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            try:
-                text = json.dumps(without_fields(json.loads(block.text), names))
-            except ValueError:
-                text = json.dumps(structured) if structured is not None else block.text
-            block = block.model_copy(update={"text": text})
-        content.append(block)
-    return result.model_copy(update={"content": content, "structured_content": structured})

@@ -26,3 +26,18 @@ class RequestScopedSession(Middleware):
         finally:
             self.model.unset_request_id(request_id)  # closes (and so rolls back) what the call left open
             token.var.reset(token)
+
+
+async def in_own_session(gx_app, function, *args):
+    """``function(*args)`` in a worker thread with a database session of its own, closed afterwards (for
+    work outside a tool call's session: tools/list, an audit line written after the call's session closed)."""
+    import anyio
+
+    model = gx_app.model
+    request_id = f"mcp-own-{uuid.uuid4().hex}"
+    token = model.set_request_id(request_id)
+    try:
+        return await anyio.to_thread.run_sync(function, *args)
+    finally:
+        model.unset_request_id(request_id)
+        token.var.reset(token)

@@ -8,6 +8,8 @@ one example, errors, and the next tools to call. Agents pay for every token.
 
 import inspect
 
+from galaxy_mcp_analysis.core.tool_facts import facts_table
+from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
 from galaxy_mcp_analysis.tools import (
     jobs,
     making_inputs,
@@ -31,8 +33,12 @@ CAPABILITIES = (
     workflows,
 )
 
-#: The one table of annotations of Galaxy's 37 stock tools (ours are declared with their code).
+#: The annotations of Galaxy's 37 stock tools, from their rows of the stock table (ours are declared with their code).
 STOCK_ANNOTATIONS = stock.STOCK_ANNOTATIONS
+
+#: The facts of every served MCP tool (core.tool_facts), by name: the stock table's rows and ours, declared
+#: with ``analysis_tool``. The policy and the audit trail read only this (activation hands it over).
+TOOL_FACTS = facts_table([*stock.STOCK_FACTS.values(), *(spec.facts for spec in TOOL_SPECS)])
 
 #: How the text block of large stock results is shaped (mcp.result_text), by tool name.
 STOCK_TEXT = stock.STOCK_TEXT

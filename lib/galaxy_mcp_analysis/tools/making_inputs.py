@@ -11,7 +11,8 @@ from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import HistoryId
 
 
-@analysis_tool(title="Create dataset from text", read_only=False)
+@analysis_tool(title="Create dataset from text", read_only=False, starts_jobs=True,
+               effects={"created": (("result.dataset_id", "dataset"),), "jobs": (("result.job_id", "job"),)})
 def create_dataset_from_text(
     ops,
     history_id: HistoryId,
@@ -42,7 +43,8 @@ def create_dataset_from_text(
     return ops.create_dataset_from_text(history_id, content, name=name, file_type=file_type, dbkey=dbkey)
 
 
-@analysis_tool(title="Create dataset collection", read_only=False)
+@analysis_tool(title="Create dataset collection", read_only=False, effects={"created": (
+    ("result.collection_id", "collection"), ("result.copied_elements[].copy_id", "dataset"))})
 def create_collection(
     ops,
     history_id: HistoryId,

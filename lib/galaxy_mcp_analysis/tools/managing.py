@@ -7,6 +7,10 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import (
+    RUN_EFFECTS,
+    Runs,
+)
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import (
     CollectionId,
@@ -53,7 +57,8 @@ def get_job_parameters(ops, job_id: JobId) -> dict[str, Any]:
     return ops.get_job_parameters(job_id)
 
 
-@analysis_tool(title="Rerun a job with changes", read_only=False, destructive=True)
+@analysis_tool(title="Rerun a job with changes", read_only=False, destructive=True, starts_jobs=True,
+               runs=Runs("job_id", "job"), effects=RUN_EFFECTS)
 def rerun_job(
     ops,
     job_id: JobId,
@@ -80,7 +85,8 @@ def rerun_job(
     return ops.rerun_job(job_id, changes=changes, history_id=history_id, replace_outputs=replace_outputs)
 
 
-@analysis_tool(title="Cancel a job", read_only=False, destructive=True, idempotent=True)
+@analysis_tool(title="Cancel a job", read_only=False, destructive=True, idempotent=True,
+               effects={"changed": (("result.job_id", "job"),)})
 def cancel_job(ops, job_id: JobId) -> dict[str, Any]:
     """Stop a job that has not finished (new, queued, running, paused) as Galaxy does; its outputs are
     discarded. Returns {job_id, previous_state, state}.
@@ -92,7 +98,8 @@ def cancel_job(ops, job_id: JobId) -> dict[str, Any]:
     return ops.cancel_job(job_id)
 
 
-@analysis_tool(title="Update a dataset", read_only=False, idempotent=True)
+@analysis_tool(title="Update a dataset", read_only=False, idempotent=True,
+               effects={"changed": (("arguments.dataset_id", "dataset"),)})
 def update_dataset(
     ops,
     dataset_id: DatasetId,
@@ -119,7 +126,8 @@ def update_dataset(
     )
 
 
-@analysis_tool(title="Update a collection", read_only=False, idempotent=True)
+@analysis_tool(title="Update a collection", read_only=False, idempotent=True,
+               effects={"changed": (("result.collection_id", "collection"),)})
 def update_collection(
     ops,
     collection_id: CollectionId,
@@ -139,7 +147,8 @@ def update_collection(
     return ops.update_collection(collection_id, name=name, tags=tags, visible=visible)
 
 
-@analysis_tool(title="Delete history items", read_only=False, destructive=True, idempotent=True)
+@analysis_tool(title="Delete history items", read_only=False, destructive=True, idempotent=True, purges_with="purge",
+               effects={"deleted": (("result.items[].id", "src"),)})
 def delete_history_items(
     ops,
     history_id: HistoryId,
@@ -159,7 +168,8 @@ def delete_history_items(
     return ops.delete_history_items(history_id, items, purge=purge, recursive=recursive)
 
 
-@analysis_tool(title="Restore deleted history items", read_only=False, idempotent=True)
+@analysis_tool(title="Restore deleted history items", read_only=False, idempotent=True,
+               effects={"changed": (("result.items[].id", "src"),)})
 def restore_history_items(ops, history_id: HistoryId, items: HistoryItems) -> dict[str, Any]:
     """Undelete datasets and collections of your history (a collection with its datasets), all or nothing.
     Returns {history_id, items: [{src, id, deleted, purged, visible}]}.

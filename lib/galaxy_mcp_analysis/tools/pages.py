@@ -63,7 +63,7 @@ def get_page(ops, page_id: PageId, include_rendered: IncludeRendered = False) ->
     return ops.get_page(page_id, include_rendered)
 
 
-@analysis_tool(title="Create a page", read_only=False)
+@analysis_tool(title="Create a page", read_only=False, effects={"created": (("result.page_id", "page"),)})
 def create_page(
     ops,
     history_id: Annotated[
@@ -89,7 +89,8 @@ def create_page(
     return ops.create_page(history_id, title, content, slug, annotation)
 
 
-@analysis_tool(title="Update a page", read_only=False)
+@analysis_tool(title="Update a page", read_only=False,
+               effects={"changed": (("result.page_id", "page"), ("arguments.page_id", "page"))})
 def update_page(
     ops,
     page_id: PageId,
@@ -131,7 +132,8 @@ def get_page_revision(
     return ops.get_page_revision(page_id, revision_id, include_rendered)
 
 
-@analysis_tool(title="Revert a page", read_only=False)
+@analysis_tool(title="Revert a page", read_only=False, effects={
+    "changed": (("result.page_id", "page"),), "created": (("result.new_revision_id", "page_revision"),)})
 def revert_page_revision(ops, page_id: PageId, revision_id: RevisionId) -> dict[str, Any]:
     """Make an old revision current again by copying it into a new revision (history is kept).
 

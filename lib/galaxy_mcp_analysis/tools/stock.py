@@ -1,4 +1,4 @@
-"""Galaxy's 37 stock MCP tools: the one table of their annotations, and tighter descriptions.
+"""Galaxy's 37 stock MCP tools: the one table of their facts (annotations among them), and tighter descriptions.
 
 Galaxy 26.1 registers its tools without MCP annotations, and FastMCP keeps only the
 first paragraphs of their docstrings (returns, errors and next steps are dropped).
@@ -14,20 +14,14 @@ Galaxy (IWC's manifest, quay.io, URL uploads) are open-world. ``run_tool`` and
 run may itself download data.
 """
 
-from mcp.types import ToolAnnotations
-
+from galaxy_mcp_analysis.core.tool_facts import (
+    facts_table,
+    RUN_EFFECTS,
+    Runs,
+    ToolFacts,
+)
+from galaxy_mcp_analysis.mcp.declaration import annotations_of
 from galaxy_mcp_analysis.mcp.result_text import Table
-
-
-def _annotations(title: str, read_only: bool, destructive: bool, idempotent: bool, open_world: bool):
-    return ToolAnnotations(
-        title=title,
-        readOnlyHint=read_only,
-        destructiveHint=destructive,
-        idempotentHint=idempotent,
-        openWorldHint=open_world,
-    )
-
 
 R, W = True, False  # read-only / writes
 #: name: (title, readOnly, destructive, idempotent, openWorld)
@@ -70,9 +64,30 @@ _TABLE = {
     "list_file_source_templates": ("File source templates", R, False, True, False),
     "list_user_file_sources": ("Your file sources", R, False, True, False),
 }
+#: The rest of a stock tool's facts (core.tool_facts.ToolFacts): jobs, the Galaxy tools it runs, the audit's effects.
+_MORE = {
+    "run_tool": {"starts_jobs": True, "runs": Runs("tool_id", "tool"), "effects": RUN_EFFECTS},
+    "upload_file_from_url": {"starts_jobs": True, "effects": RUN_EFFECTS},
+    "run_user_tool": {"starts_jobs": True, "runs": Runs("tool_uuid", "user_tool"), "effects": RUN_EFFECTS},
+    "create_history": {"history": ("result.id",), "effects": {"created": (("result.id", "history"),)}},
+    "invoke_workflow": {"starts_jobs": True, "runs": Runs("workflow_id", "workflow"),
+                        "effects": {"created": (("result.id", "invocation"), ("result[].id", "invocation"))}},
+    "cancel_workflow_invocation": {"effects": {"changed": (("result.invocation.id", "invocation"),
+                                                           ("arguments.invocation_id", "invocation"))}},
+    "import_workflow_from_iwc": {"effects": {"created": (("result.id", "workflow"),)}},
+    "create_user_tool": {"effects": {"created": (("result.uuid", "user_tool"),)}},
+    "delete_user_tool": {"effects": {"deleted": (("arguments.uuid", "user_tool"),)}},
+}
 
-#: The annotations of each of Galaxy's 37 stock tools, applied on the live server.
-STOCK_ANNOTATIONS: dict[str, ToolAnnotations] = {name: _annotations(*row) for name, row in _TABLE.items()}
+
+def _facts(name, title, read_only, destructive, idempotent, open_world) -> ToolFacts:
+    return ToolFacts(name, title, read_only, destructive, idempotent, open_world, **_MORE.get(name, {}))
+
+
+#: The facts of each of Galaxy's 37 stock tools: the one stock table.
+STOCK_FACTS: dict[str, ToolFacts] = facts_table(_facts(name, *row) for name, row in _TABLE.items())
+#: Their annotations, applied on the live server.
+STOCK_ANNOTATIONS = {name: annotations_of(facts) for name, facts in STOCK_FACTS.items()}
 
 #: Tighter stock descriptions (what, returns, limits, example, errors, next). The tools
 #: whose behaviour the patch set changes keep theirs next to that capability's tools.

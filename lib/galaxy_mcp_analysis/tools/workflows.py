@@ -55,7 +55,8 @@ def check_workflow_inputs(
     return ops.check_workflow_inputs(workflow_id, history_id, inputs, parameters=parameters, version=version)
 
 
-@analysis_tool(title="Save a history's analysis as a workflow", read_only=False)
+@analysis_tool(title="Save a history's analysis as a workflow", read_only=False,
+               effects={"created": (("result.workflow_id", "workflow"),)})
 def create_workflow_from_history(
     ops,
     history_id: HistoryId,
@@ -79,7 +80,8 @@ def create_workflow_from_history(
     )
 
 
-@analysis_tool(title="Create a workflow from a definition", read_only=False)
+@analysis_tool(title="Create a workflow from a definition", read_only=False,
+               effects={"created": (("result.workflow_id", "workflow"),)})
 def create_workflow(
     ops,
     definition: Annotated[dict[str, Any] | str, Field(description="Format 2 (YAML or object) or .ga.")],

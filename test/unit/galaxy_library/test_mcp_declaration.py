@@ -7,6 +7,7 @@ from typing import Annotated
 from fastmcp import FastMCP
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import ToolFacts
 from galaxy_mcp_analysis.mcp.declaration import (
     _as_mcp_function,
     ToolSpec,
@@ -19,7 +20,7 @@ def read_things(ops, thing_id: Annotated[str, Field(description="The thing.")], 
     return {"ops": ops, "thing_id": thing_id, "limit": limit}
 
 
-SPEC = ToolSpec(read_things, ToolAnnotations(title="Read things", readOnlyHint=True))
+SPEC = ToolSpec(read_things, ToolFacts("read_things", "Read things", read_only=True))
 
 
 def test_ops_is_replaced_by_a_required_api_key():

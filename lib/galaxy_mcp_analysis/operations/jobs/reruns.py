@@ -122,7 +122,7 @@ class JobReruns:
             )
         job_history = self.trans.security.encode_id(job.history_id)
         target_history = history_id or job_history
-        inputs = merge_changes(self._recorded(job, tool).inputs, changes, conditional_selectors(tool.inputs))
+        inputs = self._rerun_inputs(job, tool, changes)
         if not replace_outputs:
             result = self.run_tool(target_history, job.tool_id, inputs)
             result.update(rerun_of=job_id, replaced_outputs=False, history_id=target_history)
@@ -141,6 +141,22 @@ class JobReruns:
         result["resumed_jobs"] = [encode(paused_id) for paused_id, state in states.items() if state != "paused"]
         result["still_paused_jobs"] = [encode(paused_id) for paused_id, state in states.items() if state == "paused"]
         return result
+
+    def rerun_request(
+        self, job_id: str, changes: dict[str, Any] | None = None, history_id: str | None = None
+    ) -> dict[str, Any]:
+        """What rerun_job would run, nothing run: {tool_id, history_id, inputs} (the recorded inputs, changes merged)."""
+        job = self.lookup.job(job_id)
+        tool = self._tool_of(job, job_id)
+        return {
+            "tool_id": job.tool_id,
+            "history_id": history_id or self.trans.security.encode_id(job.history_id),
+            "inputs": self._rerun_inputs(job, tool, changes),
+        }
+
+    def _rerun_inputs(self, job: Job, tool, changes: dict[str, Any] | None) -> dict[str, Any]:
+        """The one merge of a rerun's changes (nested or flat ``cond|param``) over the job's recorded inputs."""
+        return merge_changes(self._recorded(job, tool).inputs, changes, conditional_selectors(tool.inputs))
 
     def _check_one_job(self, tool, inputs: dict[str, Any], job_id: str) -> None:
         """replace_outputs swaps one job's outputs for another's: a request that maps over is refused before it runs."""
