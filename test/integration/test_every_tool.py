@@ -69,7 +69,7 @@ def test_every_served_tool_has_its_facts(listed):
     assert {name: facts.runs.kind for name, facts in TOOL_FACTS.items() if facts.runs} == {
         "run_tool": "tool", "rerun_job": "job", "invoke_workflow": "workflow", "run_user_tool": "user_tool"}
     for name, facts in TOOL_FACTS.items():  # the argument that names what a call runs, purges with, is the tool's
-        properties = listed[name].inputSchema["properties"]
+        properties = listed[name].input_schema["properties"]
         named = [facts.runs.argument] if facts.runs else []
         named += [facts.purges_with] if facts.purges_with else []
         named += [path.split(".", 1)[1] for path in facts.history if path.startswith("arguments.") and

@@ -1,7 +1,8 @@
 """Admin rules for MCP calls: the policy file's format, who a rule applies to, and the verdicts.
 
 Pure (no Galaxy imports): ``load_policy`` parses and validates the YAML file, naming the line
-and field of any mistake; ``Policy`` answers, for a caller (``Caller``: email, admin, roles,
+and field of any mistake (a name that is neither a served tool nor a class among them); a tool
+is known by its row of facts (``core.tool_facts``); ``Policy`` answers, for a caller (``Caller``: email, admin, roles,
 groups), which MCP tools it may call, which Galaxy tools it may run, how many jobs one call may
 create, its rate limits (``RateLimiter``, in this process's memory) and which result fields are
 removed. The format is fixed in doc/admin-guide.md; mcp.policy applies it to every tool call.
@@ -196,7 +197,7 @@ class RateLimiter:
     """Calls per minute and invocations per hour per user, in this process's memory.
 
     ``judge`` is the counting itself, over the windows a ``stamps`` function hands it; a subclass
-    may keep those windows elsewhere (mcp.policy keeps them in files every process shares).
+    may keep those windows elsewhere (mcp.rate_limits keeps them in files every process shares).
     """
 
     def __init__(self, clock=time.monotonic):
