@@ -148,7 +148,8 @@ def timed_sync(part: str, function):
 
 def timed_auth(function):
     """``timed_sync("auth", ...)`` that also records the call's wall time and its thread's CPU time,
-    SQL included (``auth_wall``, ``auth_cpu``): what the key's lookup waits for vs what it does."""
+    SQL included (``auth_wall``, ``auth_cpu``): what the key's lookup waits for vs what it does; and how
+    many lookups the request made (``auth_calls``)."""
     timed = timed_sync("auth", function)
 
     @functools.wraps(function)
@@ -162,6 +163,7 @@ def timed_auth(function):
                     if PROFILE.stack:
                         PROFILE.current["auth_wall"] = PROFILE.current.get("auth_wall", 0.0) + time.perf_counter() - wall
                         PROFILE.current["auth_cpu"] = PROFILE.current.get("auth_cpu", 0.0) + time.thread_time() - cpu
+                        PROFILE.current["auth_calls"] = PROFILE.current.get("auth_calls", 0) + 1
 
     return wrapper
 
