@@ -144,24 +144,30 @@ def ensure_user(galaxy_url: str, admin_key: str, stored: dict, role: str) -> str
     username, email = LOGINS[role]
     password = stored[f"{role}_password"]
     if users := _request(f"{galaxy_url}/api/users?f_email={email}", admin_key):
-        if not stored.get(f"{role}_password_set"):
-            set_password(email, password)
+        if not stored.get(f"{role}_password_set") and not set_password(email, password):
+            log.warning("%s exists with a password this data dir does not know; the printed one will not log in "
+                        "(an empty DATA_DIR, or `make clean-data`, starts afresh)", email)
+            return users[0]["id"]
     else:
         users = [_request(f"{galaxy_url}/api/users", admin_key, {"username": username, "email": email, "password": password})]
     stored[f"{role}_password_set"] = True
     return users[0]["id"]
 
 
-def set_password(email: str, password: str) -> None:
+def set_password(email: str, password: str) -> bool:
     """Give an existing account ``password`` through Galaxy's user model (Galaxy's REST API changes a
-    password only with the current one). Runs in this process, beside the Galaxy it serves."""
-    from galaxy.app import app as galaxy_app
+    password only with the current one). Only where Galaxy runs in this process (``make serve``, not
+    gravity's ``make serve-production``); returns whether it was set."""
+    import galaxy.app
 
-    session = galaxy_app.model.session
-    user = galaxy_app.user_manager.by_email(email)
+    if galaxy.app.app is None:
+        return False
+    session = galaxy.app.app.model.session
+    user = galaxy.app.app.user_manager.by_email(email)
     user.set_password_cleartext(password)
     session.add(user)
     session.commit()
+    return True
 
 
 def mcp_endpoint_path(mcp_path: str) -> str:
