@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from galaxy_mcp_analysis.serve import tool_data
 from galaxy_mcp_analysis.serve.toolbox import (
     default_toolbox,
     LEFT_OUT_FILE,
@@ -65,6 +66,8 @@ def galaxy_settings(
         # admin's tool configuration brings: a tool_data_table_conf.xml beside its tool_conf.xml.
         # (comma-separated: the option is a string that Galaxy splits into a list)
         "tool_data_table_config_path": ",".join([str(data_dir / DATA_TABLES_FILE), *data_tables_beside(tool_confs)]),
+        # builds.txt, twobit.loc and the display applications' build sites, all empty (serve/tool_data.py).
+        **tool_data.settings(data_dir),
         "admin_users": ADMIN_EMAIL,
         "bootstrap_admin_api_key": admin_api_key,
         "id_secret": id_secret,
@@ -100,7 +103,8 @@ def _write(data_dir: Path, config: dict) -> Path:
     toolbox = default_toolbox()
     (data_dir / "tool_conf.xml").write_text(toolbox.xml)
     (data_dir / LEFT_OUT_FILE).write_text("".join(f"{left.line()}\n" for left in toolbox.left_out))
-    (data_dir / "tool_data_table_conf.xml").write_text("<tables></tables>\n")
+    # No sample tables (they would trigger downloads): only the display applications' tables, empty.
+    (data_dir / DATA_TABLES_FILE).write_text(f"<tables>\n{tool_data.write(data_dir)}</tables>\n")
     config_file = data_dir / "galaxy.yml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     return config_file

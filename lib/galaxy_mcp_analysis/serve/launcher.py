@@ -31,6 +31,8 @@ log = logging.getLogger("galaxy_mcp_analysis.serve")
 
 DEMO_EMAIL = "demo@example.org"
 DEMO_USERNAME = "demo"
+#: The web UI's logins ``make serve`` prints: role -> (username, email); passwords are in secrets.json.
+LOGINS = {"demo": (DEMO_USERNAME, DEMO_EMAIL), "admin": ("admin", galaxy_config.ADMIN_EMAIL)}
 READY_TIMEOUT_SECONDS = 300
 
 
@@ -92,6 +94,8 @@ def load_secrets(data_dir: Path) -> dict:
     stored = json.loads(path.read_text()) if path.exists() else {}
     stored.setdefault("id_secret", secrets.token_hex(16))
     stored.setdefault("admin_api_key", secrets.token_hex(16))
+    for role in LOGINS:  # generated once per data dir, kept across restarts
+        stored.setdefault(f"{role}_password", secrets.token_urlsafe(12))
     save_secrets(data_dir, stored)
     return stored
 
@@ -120,25 +124,50 @@ def wait_until_ready(galaxy_url: str, stop: threading.Event) -> bool:
     return False
 
 
-def ensure_demo_user(galaxy_url: str, data_dir: Path, stored: dict) -> str:
-    """The demo user's API key; created through Galaxy's REST API on the first run."""
+def ensure_logins(galaxy_url: str, data_dir: Path, stored: dict) -> str:
+    """The demo user's API key. The demo user and the admin (``admin_users``) are created through Galaxy's
+    REST API on the first run, each with its password from secrets.json, so both can log in to the web UI."""
     admin_key = stored["admin_api_key"]
+    user_ids = {role: ensure_user(galaxy_url, admin_key, stored, role) for role in LOGINS}
+    save_secrets(data_dir, stored)
     if key := stored.get("demo_api_key"):
         return key
-    users = _request(f"{galaxy_url}/api/users?f_email={DEMO_EMAIL}", admin_key)
-    if users:
-        user_id = users[0]["id"]
-    else:
-        user = _request(
-            f"{galaxy_url}/api/users",
-            admin_key,
-            {"username": DEMO_USERNAME, "email": DEMO_EMAIL, "password": secrets.token_urlsafe(12)},
-        )
-        user_id = user["id"]
-    key = _request(f"{galaxy_url}/api/users/{user_id}/api_key", admin_key, {})
+    key = _request(f"{galaxy_url}/api/users/{user_ids['demo']}/api_key", admin_key, {})
     stored["demo_api_key"] = key
     save_secrets(data_dir, stored)
     return key
+
+
+def ensure_user(galaxy_url: str, admin_key: str, stored: dict, role: str) -> str:
+    """The id of the login ``role`` (LOGINS), created with its stored password if missing. An account that a
+    data dir made before logins were printed holds an unknown password: it is given the stored one."""
+    username, email = LOGINS[role]
+    password = stored[f"{role}_password"]
+    if users := _request(f"{galaxy_url}/api/users?f_email={email}", admin_key):
+        if not stored.get(f"{role}_password_set") and not set_password(email, password):
+            log.warning("%s exists with a password this data dir does not know; the printed one will not log in "
+                        "(an empty DATA_DIR, or `make clean-data`, starts afresh)", email)
+            return users[0]["id"]
+    else:
+        users = [_request(f"{galaxy_url}/api/users", admin_key, {"username": username, "email": email, "password": password})]
+    stored[f"{role}_password_set"] = True
+    return users[0]["id"]
+
+
+def set_password(email: str, password: str) -> bool:
+    """Give an existing account ``password`` through Galaxy's user model (Galaxy's REST API changes a
+    password only with the current one). Only where Galaxy runs in this process (``make serve``, not
+    gravity's ``make serve-production``); returns whether it was set."""
+    import galaxy.app
+
+    if galaxy.app.app is None:
+        return False
+    session = galaxy.app.app.model.session
+    user = galaxy.app.app.user_manager.by_email(email)
+    user.set_password_cleartext(password)
+    session.add(user)
+    session.commit()
+    return True
 
 
 def mcp_endpoint_path(mcp_path: str) -> str:
@@ -150,12 +179,14 @@ def mcp_endpoint_path(mcp_path: str) -> str:
     return f"{mcp_path}/" if VERSION in ("26.1.0", "26.1.1") else mcp_path
 
 
-def announce(data_dir: Path, galaxy_url: str, api_key: str, admin_api_key: str, mcp_path: str) -> None:
+def announce(data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_path: str) -> None:
     info = {
         "galaxy_url": galaxy_url,
         "mcp_url": f"{galaxy_url}{mcp_endpoint_path(mcp_path)}",
         "api_key": api_key,
-        "admin_api_key": admin_api_key,
+        "admin_api_key": stored["admin_api_key"],
+        **{f"{role}_{field}": value for role, (_, email) in LOGINS.items()
+           for field, value in (("email", email), ("password", stored[f"{role}_password"]))},
     }
     target = data_dir / "server.json"
     partial = target.with_suffix(".json.tmp")
@@ -163,7 +194,9 @@ def announce(data_dir: Path, galaxy_url: str, api_key: str, admin_api_key: str, 
     partial.chmod(0o600)
     partial.replace(target)  # readers never see a half-written file
     print(
-        f"\nGalaxy {galaxy_url}\nMCP    {info['mcp_url']}\nAPI key {api_key}\n(also in {target}; Ctrl-C stops)\n"
+        f"\nGalaxy {galaxy_url}  (web UI: log in with a login below)\nMCP    {info['mcp_url']}\nAPI key {api_key}\n"
+        f"Login  {info['demo_email']} / {info['demo_password']}  (the demo user, whose API key is above)\n"
+        f"Admin  {info['admin_email']} / {info['admin_password']}\n(also in {target}; Ctrl-C stops)\n"
         f"{toolbox_line(data_dir)}\n",
         flush=True,
     )
@@ -234,12 +267,12 @@ def run(args: argparse.Namespace) -> int:
         if not wait_until_ready(galaxy_url, stop):
             return
         try:
-            api_key = ensure_demo_user(galaxy_url, data_dir, stored)
+            api_key = ensure_logins(galaxy_url, data_dir, stored)
         except (urllib.error.URLError, KeyError, ValueError) as e:
-            log.error("could not create the demo user: %s", e)
+            log.error("could not create the demo user and the admin: %s", e)
             server.should_exit = True
             return
-        announce(data_dir, galaxy_url, api_key, stored["admin_api_key"], galaxy_config.MCP_PATH)
+        announce(data_dir, galaxy_url, api_key, stored, galaxy_config.MCP_PATH)
 
     threading.Thread(target=provision, name="provision-demo-user", daemon=True).start()
     # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal with the handler it

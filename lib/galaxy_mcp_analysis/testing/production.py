@@ -66,8 +66,8 @@ def main(argv=None) -> int:
                                admin_api_key=stored["admin_api_key"], id_secret=stored["id_secret"])
         print(f"starting gravity (galaxyctl start) with {galaxy.data_dir / 'galaxy.yml'} ...", flush=True)
         galaxy.start()
-        api_key = launcher.ensure_demo_user(galaxy.galaxy_url, data_dir, stored)
-        launcher.announce(data_dir, galaxy.galaxy_url, api_key, stored["admin_api_key"], galaxy_config.MCP_PATH)
+        api_key = launcher.ensure_logins(galaxy.galaxy_url, data_dir, stored)
+        launcher.announce(data_dir, galaxy.galaxy_url, api_key, stored, galaxy_config.MCP_PATH)
         programs = ", ".join(f"{name} (pid {info['pid']})" for name, info in galaxy.programs().items())
         print(f"gravity programs: {programs}\nlogs: {galaxy.log_dir}\ngalaxyctl: "
               f"GALAXY_CONFIG_FILE={galaxy.config_file} {sys.prefix}/bin/galaxyctl status", flush=True)
