@@ -9,12 +9,10 @@ a test that fails if anything was issued.
 
 import asyncio
 import json
-import os
 import re
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from urllib.parse import (
     parse_qs,
     urlsplit,
@@ -29,11 +27,19 @@ from galaxy_mcp_analysis.testing import (
     McpClient,
     rest,
 )
+from galaxy_mcp_analysis.testing.oauth import (
+    allow,
+    authorize_url,
+    browser,
+    consent_form,
+    exchange,
+    REDIRECT,
+    register,
+    signed_in_tokens,
+)
 
 pytestmark = pytest.mark.integration
 
-REDIRECT = "http://127.0.0.1:9/callback"
-VERIFIER = "v" * 60
 
 
 @pytest.fixture(scope="module")
@@ -59,67 +65,6 @@ def people(galaxy):
         key = rest(galaxy.galaxy_url, f"/api/users/{user['id']}/api_key", galaxy.admin_api_key, {})
         made[name] = {"email": f"{name}@example.org", "password": password, "key": key, "id": user["id"]}
     return made
-
-
-@contextmanager
-def browser(galaxy, person):
-    """An HTTP client signed in to Galaxy as ``person`` through Galaxy's own login (session cookie)."""
-    with httpx.Client(base_url=galaxy.galaxy_url, follow_redirects=False, timeout=60) as client:
-        assert client.get("/login/start").status_code == 200  # Galaxy's login page: the session cookie
-        csrf = client.get("/context").json()["session_csrf_token"]
-        response = client.post("/user/login", json={"login": person["email"], "password": person["password"],
-                                                     "session_csrf_token": csrf})
-        assert response.status_code == 200, response.text
-        assert client.cookies.get("galaxysession")
-        yield client
-
-
-def register(galaxy, **fields) -> httpx.Response:
-    body = {"redirect_uris": [REDIRECT], "client_name": "Test agent", "token_endpoint_auth_method": "none",
-            "grant_types": ["authorization_code", "refresh_token"], **fields}
-    return httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/register", json=body, timeout=60)
-
-
-def authorize_url(galaxy, client_id, **params) -> str:
-    query = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "s-1",
-             "code_challenge": rules.s256(VERIFIER), "code_challenge_method": "S256", "resource": galaxy.mcp_url,
-             **params}
-    return str(httpx.URL(f"{galaxy.galaxy_url}/mcp-oauth/authorize",
-                         params={k: v for k, v in query.items() if v is not None}))
-
-
-def consent_form(client: httpx.Client, url: str) -> tuple[str, dict]:
-    """Follow /authorize to the consent page; its page text and the form's hidden fields."""
-    response = client.get(url)
-    assert response.status_code == 302, response.text
-    page = client.get(response.headers["location"])
-    assert page.status_code == 200, page.text
-    fields = dict(re.findall(r"name='(request|csrf)' value='([^']*)'", page.text))
-    return page.text, fields
-
-
-def allow(client: httpx.Client, fields: dict, decision="allow") -> dict:
-    response = client.post("/mcp-oauth/consent", data={**fields, "decision": decision})
-    assert response.status_code == 302, response.text
-    location = response.headers["location"]
-    assert location.startswith(REDIRECT)
-    return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
-
-
-def exchange(galaxy, client_id, code, verifier=VERIFIER) -> httpx.Response:
-    return httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
-        "grant_type": "authorization_code", "code": code, "code_verifier": verifier, "client_id": client_id,
-        "redirect_uri": REDIRECT})
-
-
-def signed_in_tokens(galaxy, person, scope=None) -> tuple[str, dict]:
-    client_id = register(galaxy).json()["client_id"]
-    with browser(galaxy, person) as client:
-        _, fields = consent_form(client, authorize_url(galaxy, client_id, scope=scope))
-        code = allow(client, fields)["code"]
-    issued = exchange(galaxy, client_id, code)
-    assert issued.status_code == 200, issued.text
-    return client_id, issued.json()
 
 
 def mcp_post(galaxy, headers=None, body=None) -> httpx.Response:
@@ -346,39 +291,38 @@ def test_a_bad_registration_gets_its_rfc7591_code_and_registers_nothing(galaxy, 
 # --- Done when: the official SDK client end to end ---------------------------------------------------
 
 
-def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, people):
-    import httpx2
-    from mcp import ClientSession
+class MemoryStorage:
+    """The SDK client's token storage (``mcp.client.auth.TokenStorage``), in memory."""
+
+    tokens = client_info = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client_info
+
+    async def set_client_info(self, client_info):
+        self.client_info = client_info
+
+
+def sdk_auth(galaxy, person, storage):
+    """The official client's OAuth provider; its browser logs in through Galaxy and presses Allow."""
     from mcp.client.auth import OAuthClientProvider
-    from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.auth import (
         AuthorizationCodeResult,
         OAuthClientMetadata,
     )
 
-    class Memory:
-        tokens = client_info = None
-
-        async def get_tokens(self):
-            return self.tokens
-
-        async def set_tokens(self, tokens):
-            self.tokens = tokens
-
-        async def get_client_info(self):
-            return self.client_info
-
-        async def set_client_info(self, client_info):
-            self.client_info = client_info
-
     answer = {}
 
-    async def redirect_handler(url: str) -> None:  # the person's browser: Galaxy's login, then Allow
+    async def redirect_handler(url: str) -> None:
         def sign_in_and_allow():
-            with browser(galaxy, people["alice"]) as client:
-                page = client.get(url)
-                consent = client.get(page.headers["location"])
-                fields = dict(re.findall(r"name='(request|csrf)' value='([^']*)'", consent.text))
+            with browser(galaxy, person) as client:
+                _, fields = consent_form(client, url)
                 return allow(client, fields)
 
         answer.update(await asyncio.to_thread(sign_in_and_allow))
@@ -386,11 +330,18 @@ def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, peop
     async def callback_handler():
         return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"))
 
-    storage = Memory()
     metadata = OAuthClientMetadata(client_name="SDK client", redirect_uris=[REDIRECT], token_endpoint_auth_method="none",
                                    grant_types=["authorization_code", "refresh_token"], response_types=["code"])
+    return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
 
-    auth = OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
+
+def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, people):
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    storage = MemoryStorage()
+    auth = sdk_auth(galaxy, people["alice"], storage)
 
     async def session_calls():
         async with httpx2.AsyncClient(auth=auth, timeout=120) as http:
@@ -400,9 +351,9 @@ def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, peop
                     result = await session.call_tool("get_user", {})
                     return result.structured_content
 
-    assert asyncio.run(session_calls())["email"] == "alice@example.org"
+    assert asyncio.run(session_calls())["email"] == "alice@example.org"  # discovery, registration, sign-in
     first = storage.tokens
-    assert first.access_token.startswith(rules.ACCESS_PREFIX) and answer["code"]
+    assert first.access_token.startswith(rules.ACCESS_PREFIX) and storage.client_info.client_id
     auth.context.token_expiry_time = time.time() - 1  # an hour later, as the client sees it
     assert asyncio.run(session_calls())["email"] == "alice@example.org"
     assert storage.tokens.refresh_token != first.refresh_token  # refreshed, and rotated
@@ -412,3 +363,17 @@ def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, peop
         "client_id": storage.client_info.client_id})
     assert revoked.status_code == 200
     assert mcp_post(galaxy, {"authorization": f"Bearer {storage.tokens.access_token}"}).status_code == 401
+
+
+# --- Kept across restarts (last: it restarts the module's Galaxy) ------------------------------------
+
+
+def test_a_token_and_its_refresh_outlive_a_restart(galaxy, people):
+    client_id, tokens = signed_in_tokens(galaxy, people["alice"])
+    galaxy.stop()
+    galaxy.start()  # same data dir, database and port: what an admin's restart is
+    with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {tokens['access_token']}"}) as mcp:
+        assert mcp.call_ok("get_user")["email"] == "alice@example.org"
+    rotated = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
+        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id})
+    assert rotated.status_code == 200 and rotated.json()["access_token"] != tokens["access_token"]
