@@ -83,7 +83,9 @@ class SignInPages:
         return await anyio.to_thread.run_sync(signed_in_user, self.gx_app, request.cookies.get("galaxysession"))
 
     def _login_redirect(self, request) -> RedirectResponse:
-        back = f"{self.base_url}{request.url.path}?{request.url.query}" if request.url.query else f"{self.base_url}{request.url.path}"
+        """To Galaxy's login page, which sends the person back here (a same-site path: Galaxy's login
+        page follows only those, or the hosts of ``allowed_login_redirect_hosts``)."""
+        back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"{self.base_url}/login/start?redirect={quote(back, safe='')}", status_code=302,
                                 headers={"Cache-Control": "no-store"})
 
