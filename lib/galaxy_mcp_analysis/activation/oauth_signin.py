@@ -8,6 +8,7 @@ Off, ``include_mcp`` runs as before and nothing else is touched.
 """
 
 import functools
+import inspect
 
 from galaxy_mcp_analysis.core.settings import Settings
 
@@ -32,7 +33,7 @@ def check_oauth() -> str | None:
 
     if not callable(getattr(GalaxySessionManager, "get_session_from_session_key", None)):
         return "galaxy.managers.session.GalaxySessionManager.get_session_from_session_key is gone"
-    if "sa_session" not in UserManager.by_api_key.__code__.co_varnames:
+    if "sa_session" not in inspect.signature(inspect.unwrap(UserManager.by_api_key)).parameters:
         return "UserManager.by_api_key(api_key, sa_session) changed its signature"
     if not hasattr(provider, "OAuthAuthorizationServerProvider"):
         return "mcp.server.auth.provider.OAuthAuthorizationServerProvider is gone"
