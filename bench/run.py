@@ -28,6 +28,7 @@ import bench_bytes  # noqa: E402
 import bench_collections  # noqa: E402
 import bench_concurrency  # noqa: E402
 import bench_context  # noqa: E402
+import bench_oauth  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_payloads  # noqa: E402
 import bench_progress  # noqa: E402
@@ -48,7 +49,7 @@ from galaxy_mcp_analysis.testing import (  # noqa: E402
 )
 
 SECTIONS = ["context", "reading", "bytes", "overhead", "profile", "payloads", "concurrency", "upload", "collections",
-            "tool_inputs", "workflows", "progress", "audit"]
+            "tool_inputs", "workflows", "progress", "audit", "oauth"]
 REPO = Path(__file__).resolve().parents[1]
 #: The bench's Galaxies run make serve's launcher with timers the profile section switches on.
 SERVER = [str(Path(__file__).resolve().parent / "profiled_server.py")]
@@ -346,6 +347,9 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
                      ratio(context["tools_list_bytes"], stock_context.get("tools_list_bytes")), "(report)"))
         rows.append(("tools/list bytes: galaxy-mcp / this patch set",
                      ratio(galaxy_mcp.get("tools_list_bytes"), context["tools_list_bytes"]), "(report)"))
+    oauth = results.get("oauth") or {}
+    if oauth:
+        rows.append(("OAuth token / API key, get_dataset_details p50", oauth["p50_ratio"], "<= 1.03"))
     return rows
 
 
@@ -357,7 +361,11 @@ def main(argv=None) -> int:
     script = galaxy_mcp_script(args) if needs_galaxy_mcp else None
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
-        patched_phase(args, workdir, script, results)
+        if set(args.only) - {"oauth"}:
+            patched_phase(args, workdir, script, results)
+        if "oauth" in args.only:
+            section("oauth", "the OAuth token check against an API key (a Galaxy of its own, sign-in on)", results,
+                    bench_oauth.run, SERVER, workdir, args.calls, args.runs)
         if not args.no_stock and {"bytes", "context", "overhead", "profile"} & set(args.only):
             stock_phase(args, workdir, results)
     print(f"ratios ({time.monotonic() - started:.0f} s in all; {load()}; spreads: median [min-max] of the runs):")

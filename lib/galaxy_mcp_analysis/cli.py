@@ -2,6 +2,7 @@
 
 ``check-toolbox``: would the preflight refuse any of a toolbox's own test cases (``toolbox_check``)?
 ``selftest``: drive a live Galaxy through its /api/mcp, one line per tool (``selftest``).
+``oauth``: list or revoke the MCP clients users signed in with (``oauth.admin``).
 """
 
 import argparse
@@ -29,7 +30,12 @@ def main(argv=None) -> int:
         "(PASS, FAIL, DENIED by the policy, SKIPPED), then a summary; exit status 1 if any failed.",
     )
     selftest.add_argument("--url", required=True, help="the Galaxy's base URL, e.g. http://127.0.0.1:8080")
+    from galaxy_mcp_analysis.oauth import admin as oauth_admin
+
+    oauth_admin.add_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "oauth":
+        return oauth_admin.run(args)
     if args.command == "selftest":
         return _selftest(parser, args.url)
     from galaxy_mcp_analysis import toolbox_check

@@ -5,6 +5,7 @@ import re
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -62,6 +63,21 @@ def test_startup_says_which_admin_rules_are_in_force(galaxy):
     assert lines, "no admin rules line"
     assert lines[0].endswith(f"admin rules: policy file {galaxy.policy_file} (absent: no rules until it exists; "
                              f"read when it changes); audit trail: {galaxy.audit_log}"), lines[0]
+
+
+def test_oauth_sign_in_is_off_unless_switched_on(galaxy):
+    """Without GALAXY_MCP_ANALYSIS_OAUTH (issue 40): no 401, no metadata, no /mcp-oauth/ endpoint."""
+    request = urllib.request.Request(galaxy.mcp_url, method="POST", headers={
+        "content-type": "application/json", "accept": "application/json, text/event-stream"},
+        data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode())
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert response.status == 200 and "www-authenticate" not in response.headers
+    for path in ("/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource/api/mcp",
+                 "/mcp-oauth/register"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(galaxy.galaxy_url + path, data=b"{}"), timeout=60)
+        assert refused.value.code in (404, 405), path
+    assert "OAuth sign-in for" not in galaxy.log_text()
 
 
 def test_an_agents_mistake_is_a_warning_line_in_galaxys_log_without_traceback(galaxy, mcp, api_key):

@@ -34,6 +34,10 @@ from galaxy_mcp_analysis.activation.error_reporting import (
     check_coded_errors,
     check_plain_logging,
 )
+from galaxy_mcp_analysis.activation.oauth_signin import (
+    apply_oauth,
+    check_oauth,
+)
 from galaxy_mcp_analysis.activation.registry import Patch
 from galaxy_mcp_analysis.activation.request_models import (
     apply_request_model,
@@ -215,5 +219,13 @@ PATCHES: tuple[Patch, ...] = (
                  "one JSON line per MCP tool call (who, what, outcome, ids)."),
         check=check_audit_trail,
         apply=apply_audit_trail,
+    ),
+    Patch(
+        id="mcp-oauth",
+        target="galaxy.managers.users.UserManager.by_api_key",
+        summary=("Only with GALAXY_MCP_ANALYSIS_OAUTH=true (or galaxy.yml mcp_analysis_oauth): OAuth 2.1 sign-in "
+                 "for /api/mcp on Galaxy's login; a verified access token stands for its user in that request."),
+        check=check_oauth,
+        apply=apply_oauth,
     ),
 )

@@ -78,16 +78,25 @@ def check_mcp_routes_first() -> str | None:
     return None
 
 
-def apply_mcp_routes_first(settings: Settings) -> None:
+def after_include_mcp(step, mark: str = WRAPPED_MARK) -> None:
+    """Wrap Galaxy's ``include_mcp`` once per ``mark``: ``step(app, gx_app, mcp_app)`` runs after it."""
     from galaxy.webapps.galaxy import fast_app
 
     original = fast_app.include_mcp
-    if getattr(original, WRAPPED_MARK, False):
+    if getattr(original, mark, False):
         return
 
     @functools.wraps(original)
     def include_mcp(app, gx_app, mcp_app):
         original(app, gx_app, mcp_app)
+        step(app, gx_app, mcp_app)
+
+    setattr(include_mcp, mark, True)
+    fast_app.include_mcp = include_mcp
+
+
+def apply_mcp_routes_first(settings: Settings) -> None:
+    def routes_first(app, gx_app, mcp_app):
         # Galaxy appends the MCP routes after its few hundred API routes, so every MCP request was
         # matched against all of them first; exact-path routes to the MCP app (26.1.2), or its
         # mount at /api/mcp/ (26.1.0, 26.1.1), moved to the front, still only match /api/mcp
@@ -98,5 +107,4 @@ def apply_mcp_routes_first(settings: Settings) -> None:
         if mcp_app is not None and mcp_routes:
             routes[:] = mcp_routes + [route for route in routes if route not in mcp_routes]
 
-    setattr(include_mcp, WRAPPED_MARK, True)
-    fast_app.include_mcp = include_mcp
+    after_include_mcp(routes_first)

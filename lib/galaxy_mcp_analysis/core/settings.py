@@ -37,6 +37,8 @@ class Settings:
     audit_log_max_bytes: int = 64 * MIB
     #: How many rotated audit files are kept.
     audit_log_backups: int = 5
+    #: OAuth 2.1 sign-in for /api/mcp on Galaxy's own login (also galaxy.yml ``mcp_analysis_oauth: true``).
+    oauth: bool = False
 
     @classmethod
     def from_environ(cls, environ=None) -> "Settings":

@@ -29,6 +29,7 @@ from galaxy_mcp_analysis.mcp.caller import (
     end,
 )
 from galaxy_mcp_analysis.mcp.session import in_own_session
+from galaxy_mcp_analysis.oauth.caller import audit_fields as oauth_audit_fields
 
 log = logging.getLogger(__name__)
 LOGGER_PREFIX = "logger:"
@@ -141,6 +142,7 @@ class AuditTrail(Middleware):
                 secrets=(caller.credential,) if caller.credential else (),
             )
             record["pid"] = os.getpid()  # the serving process (gunicorn worker), as in Galaxy's log lines
+            record.update(oauth_audit_fields())  # the OAuth client and grant (null for API keys)
             self.sink.write_line(json.dumps(record, separators=(",", ":"), default=str))
         except Exception:
             log.exception("galaxy-mcp-analysis: could not write the audit line of a %s call", message.name)

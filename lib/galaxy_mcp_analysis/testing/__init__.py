@@ -10,6 +10,7 @@
 - ``production``: Galaxy under gravity (gunicorn workers, job handlers, Celery and beat on a
   throw-away Redis) for test_production_deployment.py and ``make serve-production``.
 - ``tools_reference``: doc/tools.md from a live ``tools/list`` (``make tools-doc``).
+- ``oauth``: the browser's and the client's steps of an OAuth sign-in (test_oauth.py, ``make bench``).
 
 The names below are the public surface tests import from ``galaxy_mcp_analysis.testing``.
 """

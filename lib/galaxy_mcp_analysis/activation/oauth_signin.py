@@ -1,0 +1,93 @@
+"""The patch that switches on OAuth 2.1 sign-in for /api/mcp (off unless the admin asks).
+
+When ``GALAXY_MCP_ANALYSIS_OAUTH=true`` (or galaxy.yml ``mcp_analysis_oauth: true``): the sign-in's
+tables are created in Galaxy's database, its routes go in front of Galaxy's (oauth.routes), the MCP
+app gets the bearer gate (oauth.caller) and Galaxy's FastMCP server the scope check (oauth.scopes),
+and ``UserManager.by_api_key`` accepts the access token the gate verified, during that request only.
+Off, ``include_mcp`` runs as before and nothing else is touched.
+"""
+
+import functools
+import inspect
+
+from galaxy_mcp_analysis.core.settings import Settings
+
+OAUTH_OPTION = "mcp_analysis_oauth"
+_MARK = "__galaxy_mcp_analysis_oauth__"
+
+
+def oauth_enabled(settings: Settings, gx_app) -> bool:
+    if settings.oauth:
+        return True
+    value = gx_app.config.config_dict.get(OAUTH_OPTION)
+    return value is True or str(value).strip().lower() in ("true", "1", "yes", "on")
+
+
+def check_oauth() -> str | None:
+    from galaxy.managers.session import GalaxySessionManager
+    from galaxy.managers.users import UserManager
+    from galaxy.webapps.galaxy import fast_app
+    from mcp.server.auth import provider
+
+    from galaxy_mcp_analysis.activation.transport import check_mcp_routes_first
+
+    if not callable(getattr(GalaxySessionManager, "get_session_from_session_key", None)):
+        return "galaxy.managers.session.GalaxySessionManager.get_session_from_session_key is gone"
+    if "sa_session" not in inspect.signature(inspect.unwrap(UserManager.by_api_key)).parameters:
+        return "UserManager.by_api_key(api_key, sa_session) changed its signature"
+    if not hasattr(provider, "OAuthAuthorizationServerProvider"):
+        return "mcp.server.auth.provider.OAuthAuthorizationServerProvider is gone"
+    if not callable(getattr(fast_app, "include_mcp", None)):
+        return "galaxy.webapps.galaxy.fast_app.include_mcp is gone"
+    return check_mcp_routes_first()
+
+
+def apply_oauth(settings: Settings) -> None:
+    from galaxy_mcp_analysis.activation.transport import after_include_mcp
+
+    def sign_in_when_switched_on(app, gx_app, mcp_app):
+        if mcp_app is not None and oauth_enabled(settings, gx_app):
+            install_sign_in(app, gx_app, mcp_app)
+
+    after_include_mcp(sign_in_when_switched_on, mark=_MARK)
+
+
+def install_sign_in(app, gx_app, mcp_app) -> None:
+    from galaxy_mcp_analysis.activation.registry import announce
+    from galaxy_mcp_analysis.oauth.caller import BearerGate
+    from galaxy_mcp_analysis.oauth.routes import SignIn
+    from galaxy_mcp_analysis.oauth.scopes import TokenScopes
+
+    sign_in = SignIn(gx_app, gx_app.model.engine, gx_app.config.galaxy_infrastructure_url,
+                     gx_app.config.mcp_server_path.rstrip("/") or "/")
+    sign_in.store.create_tables()
+    app.router.routes[:0] = sign_in.routes()
+    mcp_app.add_middleware(BearerGate, provider=sign_in.provider, resource_metadata_url=sign_in.resource_metadata_url)
+    mcp_app.state.mcp_server.add_middleware(TokenScopes())
+    _accept_verified_tokens()
+    announce(f"galaxy-mcp-analysis: OAuth sign-in for {sign_in.resource} (issuer {sign_in.base_url})")
+
+
+def _accept_verified_tokens() -> None:
+    """``by_api_key`` returns the user of the access token this request's gate verified; other keys as before."""
+    from galaxy import exceptions
+    from galaxy.managers.users import UserManager
+
+    from galaxy_mcp_analysis.oauth.caller import caller_for_bearer
+
+    original = UserManager.by_api_key
+    if getattr(original, _MARK, False):
+        return
+
+    @functools.wraps(original)
+    def by_api_key(self, api_key: str, sa_session=None):
+        caller = caller_for_bearer(api_key)
+        if caller is None:
+            return original(self, api_key, sa_session)
+        user = (sa_session or self.app.model.session).get(self.app.model.User, caller.user_id)
+        if user is None or user.deleted:
+            raise exceptions.AuthenticationFailed("The account this sign-in belongs to is deactivated.")
+        return user
+
+    setattr(by_api_key, _MARK, True)
+    UserManager.by_api_key = by_api_key

@@ -1,0 +1,239 @@
+"""The rules of OAuth 2.1 sign-in for /api/mcp, without Galaxy: what the authorization server accepts.
+
+PKCE (RFC 7636, ``S256`` only), redirect URIs (RFC 8252/OAuth 2.1: https, or http on a loopback
+address; exact match), client registration (RFC 7591: sizes and shapes), scopes (``galaxy:read``
+reaches the tools annotated read-only, ``galaxy:write`` every tool), tokens (random, sent once,
+stored as their SHA-256), the refresh token's rotation with reuse detection, and the signed values
+the consent step carries (the pending authorization request, the anti-forgery value bound to the
+Galaxy session). ``galaxy_mcp_analysis.oauth`` applies them on Galaxy's database and routes.
+"""
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import json
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+READ_SCOPE = "galaxy:read"
+WRITE_SCOPE = "galaxy:write"
+SCOPES = (READ_SCOPE, WRITE_SCOPE)
+
+#: Every token this server issues starts with its kind's prefix, so a bearer value is told from an API key.
+ACCESS_PREFIX = "gxmcp_at_"
+REFRESH_PREFIX = "gxmcp_rt_"
+CODE_PREFIX = "gxmcp_code_"
+TOKEN_PREFIXES = (ACCESS_PREFIX, REFRESH_PREFIX, CODE_PREFIX)
+
+ACCESS_TOKEN_SECONDS = 3600
+REFRESH_TOKEN_SECONDS = 30 * 24 * 3600
+CODE_SECONDS = 300
+CONSENT_SECONDS = 600
+
+#: Registration limits (RFC 7591 sets none; these keep one request from filling the database).
+MAX_REGISTRATION_BYTES = 16 * 1024
+MAX_REDIRECT_URIS = 10
+MAX_URI_LENGTH = 2000
+MAX_CLIENT_NAME = 200
+
+_PKCE_VALUE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
+_CHALLENGE = re.compile(r"^[A-Za-z0-9_-]{43}$")  # base64url of a SHA-256 digest, unpadded
+
+
+class OAuthRuleError(ValueError):
+    """A request an OAuth endpoint refuses: ``error`` is the RFC 6749 / 7591 code, the message its description."""
+
+    def __init__(self, error: str, description: str):
+        super().__init__(description)
+        self.error = error
+        self.description = description
+
+
+# --- PKCE ---------------------------------------------------------------------------------------
+
+
+def check_challenge(method: str | None, challenge: str | None) -> None:
+    """The authorization request's PKCE: a ``code_challenge`` with the method named and ``S256``."""
+    if not challenge:
+        raise OAuthRuleError("invalid_request", "code_challenge is required (PKCE with S256).")
+    if method != "S256":
+        named = "missing" if method is None else f"'{method}'"
+        raise OAuthRuleError(
+            "invalid_request", f"code_challenge_method is {named}; only S256 is accepted (plain is not)."
+        )
+    if not _CHALLENGE.match(challenge):
+        raise OAuthRuleError("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the verifier.")
+
+
+def s256(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+def verifier_matches(verifier: str, challenge: str) -> bool:
+    return bool(_PKCE_VALUE.match(verifier or "")) and hmac.compare_digest(s256(verifier), challenge)
+
+
+# --- Redirect URIs and registration ---------------------------------------------------------------
+
+
+def is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_redirect_uri(uri: object) -> str:
+    """A redirect URI a client may register: absolute https, or http to a loopback host; no fragment."""
+    if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_LENGTH:
+        raise OAuthRuleError("invalid_redirect_uri", f"A redirect URI must be a string of 1 to {MAX_URI_LENGTH} characters.")
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+    except ValueError:
+        raise OAuthRuleError("invalid_redirect_uri", f"Redirect URI {uri[:100]!r} is not a URL.") from None
+    if parts.fragment or "#" in uri:
+        raise OAuthRuleError("invalid_redirect_uri", "A redirect URI must not have a fragment.")
+    if parts.username or parts.password:
+        raise OAuthRuleError("invalid_redirect_uri", "A redirect URI must not carry user information.")
+    if parts.scheme == "https" and host:
+        return uri
+    if parts.scheme == "http" and is_loopback(host):
+        return uri
+    raise OAuthRuleError(
+        "invalid_redirect_uri",
+        f"Redirect URI {uri[:100]!r} is refused: only https URLs, or http to localhost/127.0.0.1/[::1], are allowed.",
+    )
+
+
+def check_registration(body: bytes) -> dict:
+    """The registration request's JSON object, after the size, shape and redirect-URI rules (RFC 7591 codes)."""
+    if len(body) > MAX_REGISTRATION_BYTES:
+        raise OAuthRuleError("invalid_client_metadata", f"The registration request is over {MAX_REGISTRATION_BYTES} bytes.")
+    try:
+        metadata = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise OAuthRuleError("invalid_client_metadata", "The registration request is not a JSON object.") from None
+    if not isinstance(metadata, dict):
+        raise OAuthRuleError("invalid_client_metadata", "The registration request is not a JSON object.")
+    uris = metadata.get("redirect_uris")
+    if not isinstance(uris, list) or not uris:
+        raise OAuthRuleError("invalid_redirect_uri", "redirect_uris must be a non-empty list.")
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise OAuthRuleError("invalid_redirect_uri", f"At most {MAX_REDIRECT_URIS} redirect_uris may be registered.")
+    for uri in uris:
+        check_redirect_uri(uri)
+    name = metadata.get("client_name")
+    if name is not None and (not isinstance(name, str) or len(name) > MAX_CLIENT_NAME):
+        raise OAuthRuleError("invalid_client_metadata", f"client_name must be a string of at most {MAX_CLIENT_NAME} characters.")
+    method = metadata.get("token_endpoint_auth_method", "none")
+    if method != "none":
+        raise OAuthRuleError(
+            "invalid_client_metadata",
+            f"token_endpoint_auth_method {method!r} is not supported: register a public client ('none'); PKCE protects the code.",
+        )
+    scope = metadata.get("scope")
+    if scope is not None:
+        check_scopes(scope, error="invalid_client_metadata")
+    return {**metadata, "token_endpoint_auth_method": "none"}
+
+
+# --- Scopes ---------------------------------------------------------------------------------------
+
+
+def check_scopes(scope: object, error: str = "invalid_scope") -> list[str]:
+    if not isinstance(scope, str) or not scope.split():
+        raise OAuthRuleError(error, f"scope must be a space-separated list of {', '.join(SCOPES)}.")
+    unknown = [name for name in scope.split() if name not in SCOPES]
+    if unknown:
+        raise OAuthRuleError(error, f"Unknown scope {', '.join(unknown)}; the scopes are {', '.join(SCOPES)}.")
+    return sorted(set(scope.split()), key=SCOPES.index)
+
+
+def needed_scope(read_only: bool) -> str:
+    """The scope a tool needs: ``galaxy:read`` for the tools annotated read-only, else ``galaxy:write``."""
+    return READ_SCOPE if read_only else WRITE_SCOPE
+
+
+def allows(scopes: list[str] | tuple[str, ...], read_only: bool) -> bool:
+    """``galaxy:write`` reaches every tool; ``galaxy:read`` only the read-only ones."""
+    return WRITE_SCOPE in scopes or (read_only and READ_SCOPE in scopes)
+
+
+# --- Tokens ---------------------------------------------------------------------------------------
+
+
+def new_token(prefix: str) -> str:
+    """A random token (256 bits) with its kind's prefix; only its hash is ever stored."""
+    return prefix + secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def is_oauth_token(value: str | None) -> bool:
+    return bool(value) and value.startswith(TOKEN_PREFIXES)
+
+
+def expired(expires_at: float | None, now: float | None = None) -> bool:
+    return expires_at is not None and expires_at <= (time.time() if now is None else now)
+
+
+@dataclass(frozen=True)
+class RefreshVerdict:
+    """What presenting a refresh token leads to: ``rotate`` (issue a new pair), or refuse, and whether
+    the whole grant is revoked (a token already rotated away is being reused: someone holds a copy)."""
+
+    rotate: bool
+    revoke_grant: bool
+    reason: str
+
+
+def refresh_verdict(*, used: bool, revoked: bool, grant_revoked: bool, expires_at: float | None,
+                    now: float | None = None) -> RefreshVerdict:
+    if grant_revoked or revoked:
+        return RefreshVerdict(False, False, "the grant was revoked")
+    if used:
+        return RefreshVerdict(False, True, "the refresh token was already used; the grant is revoked")
+    if expired(expires_at, now):
+        return RefreshVerdict(False, False, "the refresh token has expired")
+    return RefreshVerdict(True, False, "")
+
+
+# --- Signed values of the consent step ------------------------------------------------------------
+
+
+def sign(payload: dict, key: bytes) -> str:
+    body = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode().rstrip("=")
+    mac = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    return f"{body}.{mac}"
+
+
+def unsign(value: str, key: bytes, now: float | None = None) -> dict:
+    """The payload of a value ``sign`` made with ``key``, unchanged and unexpired (``exp``), else OAuthRuleError."""
+    body, _, mac = (value or "").partition(".")
+    expected = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    if not body or not hmac.compare_digest(mac, expected):
+        raise OAuthRuleError("invalid_request", "The authorization request was altered or is not this server's.")
+    payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    if expired(payload.get("exp"), now):
+        raise OAuthRuleError("invalid_request", "The authorization request expired; start the sign-in again.")
+    return payload
+
+
+def anti_forgery(session_key: str, request_value: str, key: bytes) -> str:
+    """The consent form's hidden value: bound to the Galaxy session and to the one request it approves."""
+    return hmac.new(key, f"consent|{session_key}|{request_value}".encode(), hashlib.sha256).hexdigest()
+
+
+def anti_forgery_matches(given: str | None, session_key: str, request_value: str, key: bytes) -> bool:
+    return bool(given) and hmac.compare_digest(given, anti_forgery(session_key, request_value, key))

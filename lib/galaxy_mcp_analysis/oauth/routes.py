@@ -1,0 +1,174 @@
+"""The sign-in's HTTP surface on Galaxy's app, built from the MCP SDK's OAuth handlers.
+
+Metadata (RFC 8414 at ``/.well-known/oauth-authorization-server``, RFC 9728 at
+``/.well-known/oauth-protected-resource/api/mcp``; the issuer is Galaxy's public URL,
+``galaxy_infrastructure_url``, so it is right behind a proxy), and the endpoints under
+``/mcp-oauth/``: authorize, token, register, revoke (the SDK's handlers on our provider), consent
+and connections (oauth.pages). Two checks come before the SDK's handlers, which lack them: the
+authorization request must name ``code_challenge_method=S256`` (the SDK takes a missing one as
+S256; RFC 7636 says missing means plain), and a registration is held to core.oauth's rules
+(size, shape, https or loopback redirects, public clients) before the SDK parses it.
+"""
+
+import hashlib
+import json
+from urllib.parse import (
+    urlencode,
+    urlsplit,
+)
+
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.metadata import MetadataHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.revoke import RevocationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.routes import (
+    build_metadata,
+    create_protected_resource_routes,
+    cors_middleware,
+)
+from mcp.server.auth.settings import (
+    ClientRegistrationOptions,
+    RevocationOptions,
+)
+from pydantic import AnyHttpUrl
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+)
+from starlette.routing import (
+    request_response,
+    Route,
+)
+
+from galaxy_mcp_analysis.core import oauth as rules
+from galaxy_mcp_analysis.oauth.pages import SignInPages
+from galaxy_mcp_analysis.oauth.provider import GalaxyAuthorizationProvider
+from galaxy_mcp_analysis.oauth.storage import SignInStore
+
+PREFIX = "/mcp-oauth"
+PATHS = {name: f"{PREFIX}/{name}" for name in ("authorize", "token", "register", "revoke", "consent", "connections")}
+
+
+def _no_store_error(error: str, description: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": error, "error_description": description}, status_code=status,
+                        headers={"Cache-Control": "no-store"})
+
+
+def pkce_first(handler):
+    """Refuse an authorization request whose code_challenge_method is missing or not S256 (invalid_request)."""
+
+    async def authorize(request: Request):
+        params = await request.form() if request.method == "POST" else request.query_params
+        try:
+            rules.check_challenge(params.get("code_challenge_method"), params.get("code_challenge"))
+        except rules.OAuthRuleError as error:
+            return _no_store_error(error.error, error.description)
+        return await handler(request)
+
+    return authorize
+
+
+def registration_rules_first(handler):
+    """Hold a registration to core.oauth.check_registration, then let the SDK's handler register it."""
+
+    async def register(request: Request):
+        body = await request.body()
+        try:
+            metadata = rules.check_registration(body)
+        except rules.OAuthRuleError as error:
+            return _no_store_error(error.error, error.description)
+        return await handler(with_body(request, json.dumps(metadata).encode()))
+
+    return register
+
+
+def public_revocation(handler):
+    """RFC 7009 lets a public client send only client_id and token; the SDK's model also wants client_secret."""
+
+    async def revoke(request: Request):
+        form = await request.form()
+        if "client_secret" in form:
+            return await handler(request)
+        return await handler(with_body(request, urlencode([*form.multi_items(), ("client_secret", "")]).encode()))
+
+    return revoke
+
+
+def with_body(request: Request, body: bytes) -> Request:
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return Request(request.scope, receive)
+
+
+def _body_limited(app):
+    return RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE)
+
+
+def signing_key(id_secret: str) -> bytes:
+    """The consent step's HMAC key, derived from Galaxy's id_secret (same in every worker, kept across restarts)."""
+    return hashlib.sha256(f"galaxy-mcp-analysis oauth consent|{id_secret}".encode()).digest()
+
+
+class SignIn:
+    """Everything sign-in adds to one Galaxy: its store, provider, pages and routes."""
+
+    def __init__(self, gx_app, engine, base_url: str, mcp_path: str):
+        self.base_url = base_url.rstrip("/")
+        self.resource = self.base_url + mcp_path
+        self.store = SignInStore(engine)
+        key = signing_key(gx_app.config.id_secret)
+        self.pages = SignInPages(gx_app, None, key, self.base_url, PATHS["consent"], PATHS["connections"])
+        self.provider = GalaxyAuthorizationProvider(self.store, self.resource, self.pages.consent_url)
+        self.pages.provider = self.provider
+
+    @property
+    def resource_metadata_url(self) -> str:
+        parts = urlsplit(self.resource)
+        return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+
+    def metadata(self):
+        metadata = build_metadata(
+            AnyHttpUrl(self.base_url), None,
+            ClientRegistrationOptions(enabled=True, valid_scopes=list(rules.SCOPES), default_scopes=list(rules.SCOPES)),
+            RevocationOptions(enabled=True))
+        url = self.base_url
+        return metadata.model_copy(update={
+            "authorization_endpoint": AnyHttpUrl(url + PATHS["authorize"]),
+            "token_endpoint": AnyHttpUrl(url + PATHS["token"]),
+            "registration_endpoint": AnyHttpUrl(url + PATHS["register"]),
+            "revocation_endpoint": AnyHttpUrl(url + PATHS["revoke"]),
+            "token_endpoint_auth_methods_supported": ["none"],
+            "revocation_endpoint_auth_methods_supported": ["none"],
+        })
+
+    def routes(self) -> list[Route]:
+        provider = self.provider
+        authenticator = ClientAuthenticator(provider)
+        registration = RegistrationHandler(provider, options=ClientRegistrationOptions(
+            enabled=True, valid_scopes=list(rules.SCOPES), default_scopes=list(rules.SCOPES)))
+
+        def client_endpoint(handle):
+            return _body_limited(cors_middleware(handle, ["POST", "OPTIONS"]))
+
+        return [
+            Route("/.well-known/oauth-authorization-server",
+                  endpoint=cors_middleware(MetadataHandler(self.metadata()).handle, ["GET", "OPTIONS"]),
+                  methods=["GET", "OPTIONS"]),
+            *create_protected_resource_routes(AnyHttpUrl(self.resource), [AnyHttpUrl(self.base_url)],
+                                              scopes_supported=list(rules.SCOPES), resource_name="Galaxy MCP"),
+            Route(PATHS["authorize"], endpoint=_body_limited(request_response(
+                pkce_first(AuthorizationHandler(provider).handle))), methods=["GET", "POST"]),
+            Route(PATHS["token"], endpoint=client_endpoint(TokenHandler(provider, authenticator).handle),
+                  methods=["POST", "OPTIONS"]),
+            Route(PATHS["register"], endpoint=client_endpoint(registration_rules_first(registration.handle)),
+                  methods=["POST", "OPTIONS"]),
+            Route(PATHS["revoke"], endpoint=client_endpoint(public_revocation(RevocationHandler(provider, authenticator).handle)),
+                  methods=["POST", "OPTIONS"]),
+            Route(PATHS["consent"], endpoint=self.pages.consent, methods=["GET", "POST"]),
+            Route(PATHS["connections"], endpoint=self.pages.connections, methods=["GET", "POST"]),
+        ]

@@ -1,0 +1,191 @@
+"""Where sign-in state lives: four tables of the patch set's own in Galaxy's database (SQLAlchemy Core).
+
+Shared by every gunicorn worker and kept across restarts because they are in Galaxy's database;
+created at start-up when sign-in is switched on (``create_all``, only the missing ones), dropped
+by ``galaxy-mcp-analysis oauth drop-tables``. Codes and tokens are stored as their SHA-256 only
+(core.oauth.token_hash): a database dump grants nothing. A grant is one Allow of one user for one
+client; revoking it revokes every token issued under it.
+"""
+
+import secrets
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    select,
+    String,
+    Table,
+    Text,
+    update,
+)
+
+METADATA = MetaData()
+
+CLIENTS = Table(
+    "mcp_oauth_client", METADATA,
+    Column("client_id", String(64), primary_key=True),
+    Column("client_name", String(200)),
+    Column("info", Text, nullable=False),  # the registered metadata (RFC 7591 response), JSON; no secret
+    Column("created_at", Float, nullable=False),
+)
+GRANTS = Table(
+    "mcp_oauth_grant", METADATA,
+    Column("grant_id", String(64), primary_key=True),
+    Column("client_id", String(64), ForeignKey("mcp_oauth_client.client_id"), nullable=False, index=True),
+    Column("user_id", Integer, nullable=False, index=True),  # galaxy_user.id (no foreign key: Galaxy's table)
+    Column("scopes", String(200), nullable=False),
+    Column("resource", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("revoked_at", Float),
+)
+
+
+def _issued(*columns: Column) -> list[Column]:
+    """A code's or token's columns, then what both have: the grant it was issued under, expiry, single use."""
+    return [
+        *columns,
+        Column("grant_id", String(64), ForeignKey("mcp_oauth_grant.grant_id"), nullable=False, index=True),
+        Column("expires_at", Float, nullable=False),
+        Column("used_at", Float),  # a code exchanged, a refresh token rotated away
+    ]
+
+
+CODES = Table("mcp_oauth_code", METADATA, *_issued(
+    Column("code_hash", String(64), primary_key=True),
+    Column("code_challenge", String(64), nullable=False),
+    Column("redirect_uri", Text, nullable=False),
+    Column("redirect_explicit", Boolean, nullable=False),
+))
+TOKENS = Table("mcp_oauth_token", METADATA, *_issued(
+    Column("token_hash", String(64), primary_key=True),
+    Column("kind", String(8), nullable=False),  # access | refresh
+    Column("scopes", String(200), nullable=False),
+))
+
+
+@dataclass(frozen=True)
+class GrantedToken:
+    """A code or token row with its grant: who, which client, what for."""
+
+    grant_id: str
+    client_id: str
+    client_name: str | None
+    user_id: int
+    scopes: list[str]
+    resource: str
+    expires_at: float
+    used: bool
+    grant_revoked: bool
+    code_challenge: str = ""
+    redirect_uri: str = ""
+    redirect_explicit: bool = True
+
+
+class SignInStore:
+    """The tables' reads and writes; each method is one transaction on ``engine``."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def create_tables(self) -> None:
+        METADATA.create_all(self.engine, checkfirst=True)
+
+    def drop_tables(self) -> None:
+        METADATA.drop_all(self.engine, checkfirst=True)
+
+    def add_client(self, client_id: str, client_name: str | None, info: str) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(CLIENTS.insert().values(
+                client_id=client_id, client_name=client_name, info=info, created_at=time.time()))
+
+    def client_info(self, client_id: str) -> str | None:
+        with self.engine.connect() as connection:
+            return connection.execute(select(CLIENTS.c.info).where(CLIENTS.c.client_id == client_id)).scalar()
+
+    def add_grant_with_code(self, *, client_id, user_id, scopes, resource, code_hash, code_challenge,
+                            redirect_uri, redirect_explicit, expires_at) -> str:
+        grant_id = secrets.token_hex(16)
+        with self.engine.begin() as connection:
+            connection.execute(GRANTS.insert().values(
+                grant_id=grant_id, client_id=client_id, user_id=user_id, scopes=" ".join(scopes),
+                resource=resource, created_at=time.time()))
+            connection.execute(CODES.insert().values(
+                code_hash=code_hash, grant_id=grant_id, code_challenge=code_challenge, redirect_uri=redirect_uri,
+                redirect_explicit=redirect_explicit, expires_at=expires_at))
+        return grant_id
+
+    def code(self, code_hash: str) -> GrantedToken | None:
+        query = (select(CODES, GRANTS.c.client_id, GRANTS.c.user_id, GRANTS.c.scopes, GRANTS.c.resource,
+                        GRANTS.c.revoked_at, CLIENTS.c.client_name)
+                 .join(GRANTS, GRANTS.c.grant_id == CODES.c.grant_id)
+                 .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
+                 .where(CODES.c.code_hash == code_hash))
+        with self.engine.connect() as connection:
+            row = connection.execute(query).mappings().first()
+        if row is None:
+            return None
+        return _granted(row, scopes=row["scopes"], code_challenge=row["code_challenge"],
+                        redirect_uri=row["redirect_uri"], redirect_explicit=row["redirect_explicit"])
+
+    def token(self, token_hash: str, kind: str) -> GrantedToken | None:
+        query = (select(TOKENS, GRANTS.c.client_id, GRANTS.c.user_id, GRANTS.c.resource, GRANTS.c.revoked_at,
+                        CLIENTS.c.client_name)
+                 .join(GRANTS, GRANTS.c.grant_id == TOKENS.c.grant_id)
+                 .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
+                 .where(TOKENS.c.token_hash == token_hash, TOKENS.c.kind == kind))
+        with self.engine.connect() as connection:
+            row = connection.execute(query).mappings().first()
+        return None if row is None else _granted(row, scopes=row["scopes"])
+
+    def use_once(self, table: Table, key_hash: str) -> bool:
+        """Mark a code or refresh token used; False when it already was (a second use, or a race lost)."""
+        key = table.c.code_hash if table is CODES else table.c.token_hash
+        with self.engine.begin() as connection:
+            result = connection.execute(
+                update(table).where(key == key_hash, table.c.used_at.is_(None)).values(used_at=time.time()))
+            return result.rowcount == 1
+
+    def add_tokens(self, grant_id: str, scopes: list[str], tokens: list[tuple[str, str, float]]) -> None:
+        """``tokens``: (hash, kind, expires_at) each."""
+        with self.engine.begin() as connection:
+            for token_hash_, kind, expires_at in tokens:
+                connection.execute(TOKENS.insert().values(
+                    token_hash=token_hash_, kind=kind, grant_id=grant_id, scopes=" ".join(scopes),
+                    expires_at=expires_at))
+
+    def revoke(self, *, grant_id: str | None = None, user_id: int | None = None,
+               client_id: str | None = None) -> int:
+        """Revoke the live grants matching every given filter (at least one); returns how many."""
+        conditions = [GRANTS.c.revoked_at.is_(None)]
+        for column, value in ((GRANTS.c.grant_id, grant_id), (GRANTS.c.user_id, user_id),
+                              (GRANTS.c.client_id, client_id)):
+            if value is not None:
+                conditions.append(column == value)
+        if len(conditions) == 1:
+            raise ValueError("revoke needs a grant, a user or a client")
+        with self.engine.begin() as connection:
+            return connection.execute(update(GRANTS).where(*conditions).values(revoked_at=time.time())).rowcount
+
+    def grants(self, user_id: int | None = None, include_revoked: bool = False) -> list[dict]:
+        query = (select(GRANTS, CLIENTS.c.client_name)
+                 .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
+                 .order_by(GRANTS.c.created_at))
+        if user_id is not None:
+            query = query.where(GRANTS.c.user_id == user_id)
+        if not include_revoked:
+            query = query.where(GRANTS.c.revoked_at.is_(None))
+        with self.engine.connect() as connection:
+            return [dict(row) for row in connection.execute(query).mappings()]
+
+
+def _granted(row, *, scopes: str, **extra) -> GrantedToken:
+    return GrantedToken(
+        grant_id=row["grant_id"], client_id=row["client_id"], client_name=row["client_name"],
+        user_id=row["user_id"], scopes=scopes.split(), resource=row["resource"], expires_at=row["expires_at"],
+        used=row["used_at"] is not None, grant_revoked=row["revoked_at"] is not None, **extra)

@@ -1,0 +1,83 @@
+"""The browser's and the client's steps of an OAuth sign-in on a launched Galaxy (tests and ``make bench``).
+
+``browser`` signs in through Galaxy's own login (the login page's session cookie, ``/user/login``
+with the session's CSRF token, as Galaxy's login page posts it); the rest follow one
+authorization-code flow with PKCE: ``register``, ``authorize_url``, ``consent_form``, ``allow``,
+``exchange``; ``signed_in_tokens`` is all of them. ``galaxy`` is anything with ``galaxy_url`` and
+``mcp_url`` (a ``LaunchedGalaxy``).
+"""
+
+import re
+from contextlib import contextmanager
+from urllib.parse import (
+    parse_qs,
+    urlsplit,
+)
+
+import httpx
+
+from galaxy_mcp_analysis.core import oauth as rules
+
+REDIRECT = "http://127.0.0.1:9/callback"
+VERIFIER = "v" * 60
+
+
+@contextmanager
+def browser(galaxy, person):
+    """An HTTP client signed in to Galaxy as ``person`` through Galaxy's own login (session cookie)."""
+    with httpx.Client(base_url=galaxy.galaxy_url, follow_redirects=False, timeout=60) as client:
+        assert client.get("/login/start").status_code == 200  # Galaxy's login page: the session cookie
+        csrf = client.get("/context").json()["session_csrf_token"]
+        response = client.post("/user/login", json={"login": person["email"], "password": person["password"],
+                                                     "session_csrf_token": csrf})
+        assert response.status_code == 200, response.text
+        assert client.cookies.get("galaxysession")
+        yield client
+
+
+def register(galaxy, **fields) -> httpx.Response:
+    body = {"redirect_uris": [REDIRECT], "client_name": "Test agent", "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"], **fields}
+    return httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/register", json=body, timeout=60)
+
+
+def authorize_url(galaxy, client_id, **params) -> str:
+    query = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "s-1",
+             "code_challenge": rules.s256(VERIFIER), "code_challenge_method": "S256", "resource": galaxy.mcp_url,
+             **params}
+    return str(httpx.URL(f"{galaxy.galaxy_url}/mcp-oauth/authorize",
+                         params={k: v for k, v in query.items() if v is not None}))
+
+
+def consent_form(client: httpx.Client, url: str) -> tuple[str, dict]:
+    """Follow /authorize to the consent page; its page text and the form's hidden fields."""
+    response = client.get(url)
+    assert response.status_code == 302, response.text
+    page = client.get(response.headers["location"])
+    assert page.status_code == 200, page.text
+    fields = dict(re.findall(r"name='(request|csrf)' value='([^']*)'", page.text))
+    return page.text, fields
+
+
+def allow(client: httpx.Client, fields: dict, decision="allow") -> dict:
+    response = client.post("/mcp-oauth/consent", data={**fields, "decision": decision})
+    assert response.status_code == 302, response.text
+    location = response.headers["location"]
+    assert location.startswith(REDIRECT)
+    return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+def exchange(galaxy, client_id, code, verifier=VERIFIER) -> httpx.Response:
+    return httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
+        "grant_type": "authorization_code", "code": code, "code_verifier": verifier, "client_id": client_id,
+        "redirect_uri": REDIRECT})
+
+
+def signed_in_tokens(galaxy, person, scope=None) -> tuple[str, dict]:
+    client_id = register(galaxy).json()["client_id"]
+    with browser(galaxy, person) as client:
+        _, fields = consent_form(client, authorize_url(galaxy, client_id, scope=scope))
+        code = allow(client, fields)["code"]
+    issued = exchange(galaxy, client_id, code)
+    assert issued.status_code == 200, issued.text
+    return client_id, issued.json()

@@ -1,0 +1,380 @@
+"""OAuth 2.1 sign-in for /api/mcp (issue 40) on a real Galaxy started with GALAXY_MCP_ANALYSIS_OAUTH=true.
+
+One extra Galaxy for the module. The browser's part is played by an HTTP client with a cookie jar:
+Galaxy's own login endpoint (``/user/login`` with the session's CSRF token, what Galaxy's login
+page posts), then the consent page's form. The official SDK client (``mcp.client.auth``) does
+discovery, registration, the code exchange, tool calls and refresh. Every bad input of item 6 is
+a test that fails if anything was issued.
+"""
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import time
+from urllib.parse import (
+    parse_qs,
+    urlsplit,
+)
+
+import httpx
+import pytest
+
+from galaxy_mcp_analysis.core import oauth as rules
+from galaxy_mcp_analysis.testing import (
+    LaunchedGalaxy,
+    McpClient,
+    rest,
+)
+from galaxy_mcp_analysis.testing.oauth import (
+    allow,
+    authorize_url,
+    browser,
+    consent_form,
+    exchange,
+    REDIRECT,
+    register,
+    signed_in_tokens,
+)
+
+pytestmark = pytest.mark.integration
+
+
+
+@pytest.fixture(scope="module")
+def galaxy(tmp_path_factory, new_database_url):
+    directory = tmp_path_factory.mktemp("oauth-galaxy")
+    audit_log = directory / "audit.jsonl"
+    server = LaunchedGalaxy(directory / "data", database_url=new_database_url(),
+                            env={"GALAXY_MCP_ANALYSIS_OAUTH": "true", "GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
+    server.audit_log = audit_log
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def people(galaxy):
+    """Two regular users with passwords (the browser logs in as them) and their API keys."""
+    made = {}
+    for name in ("alice", "bob"):
+        password = f"password-{name}-oauth"
+        user = rest(galaxy.galaxy_url, "/api/users", galaxy.admin_api_key,
+                    {"username": name, "email": f"{name}@example.org", "password": password})
+        key = rest(galaxy.galaxy_url, f"/api/users/{user['id']}/api_key", galaxy.admin_api_key, {})
+        made[name] = {"email": f"{name}@example.org", "password": password, "key": key, "id": user["id"]}
+    return made
+
+
+def mcp_post(galaxy, headers=None, body=None) -> httpx.Response:
+    body = body or {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    return httpx.post(galaxy.mcp_url, json=body, timeout=60, headers={
+        "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18", **(headers or {})})
+
+
+def grant_rows(galaxy) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "galaxy_mcp_analysis.cli", "oauth", "--config",
+                          str(galaxy.data_dir / "galaxy.yml"), "list", "--all"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()[1:]
+
+
+# --- Items 1 and 2: switched on, discovery ---------------------------------------------------------
+
+
+def test_no_credential_is_401_pointing_at_the_resource_metadata(galaxy):
+    response = mcp_post(galaxy)
+    assert response.status_code == 401
+    challenge = response.headers["www-authenticate"]
+    metadata_url = re.search(r'resource_metadata="([^"]+)"', challenge).group(1)
+    assert metadata_url == galaxy.galaxy_url + "/.well-known/oauth-protected-resource/api/mcp"
+    resource = httpx.get(metadata_url, timeout=60).json()
+    assert resource["resource"] == galaxy.mcp_url
+    assert [url.rstrip("/") for url in resource["authorization_servers"]] == [galaxy.galaxy_url]
+    server = httpx.get(f"{galaxy.galaxy_url}/.well-known/oauth-authorization-server", timeout=60).json()
+    assert server["issuer"].rstrip("/") == galaxy.galaxy_url
+    assert server["code_challenge_methods_supported"] == ["S256"]
+    assert set(server["grant_types_supported"]) == {"authorization_code", "refresh_token"}
+    assert server["registration_endpoint"] and server["revocation_endpoint"]
+
+
+def test_api_keys_work_as_before_and_an_oauth_token_is_no_rest_api_key(galaxy, people):
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": people["alice"]["key"]}) as client:
+        assert client.call_ok("get_user")["email"] == "alice@example.org"
+    with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {people['alice']['key']}"}) as client:
+        assert client.call_ok("get_user")["email"] == "alice@example.org"
+    _, tokens = signed_in_tokens(galaxy, people["alice"])
+    response = httpx.get(f"{galaxy.galaxy_url}/api/users/current", timeout=60,
+                         headers={"x-api-key": tokens["access_token"]})
+    assert response.status_code in (401, 403), response.text  # RFC 8707: good for /api/mcp only
+
+
+# --- Items 3 and 4: the sign-in, tokens, scopes, audit ----------------------------------------------
+
+
+def test_a_signed_out_browser_is_sent_to_galaxys_login_and_back(galaxy):
+    client_id = register(galaxy).json()["client_id"]
+    with httpx.Client(follow_redirects=False, timeout=60) as client:
+        consent = client.get(authorize_url(galaxy, client_id)).headers["location"]
+        login = client.get(consent)
+    assert login.status_code == 302
+    target = urlsplit(login.headers["location"])
+    assert target.path == "/login/start"
+    back = urlsplit(consent)
+    assert parse_qs(target.query)["redirect"][0] == f"{back.path}?{back.query}"
+
+
+def test_the_consent_page_names_client_redirect_scopes_and_user_and_allow_gives_working_tokens(galaxy, people):
+    client_id = register(galaxy).json()["client_id"]
+    with browser(galaxy, people["alice"]) as client:
+        page, fields = consent_form(client, authorize_url(galaxy, client_id))
+        for shown in ("Test agent", REDIRECT, "galaxy:read", "galaxy:write", "alice@example.org", "Allow", "Deny"):
+            assert shown in page
+        answer = allow(client, fields)
+    assert answer["state"] == "s-1"
+    tokens = exchange(galaxy, client_id, answer["code"]).json()
+    assert tokens["expires_in"] == 3600 and tokens["scope"] == "galaxy:read galaxy:write"
+    with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {tokens['access_token']}"}) as mcp:
+        assert mcp.call_ok("get_user")["email"] == "alice@example.org"
+        history = mcp.call_ok("create_history", name="made through OAuth")
+    owned = rest(galaxy.galaxy_url, f"/api/histories/{history['id']}", people["alice"]["key"])
+    assert owned["name"] == "made through OAuth"
+    line = json.loads(galaxy.audit_log.read_text().splitlines()[-1])
+    assert line["tool"] == "create_history" and line["oauth_client_id"] == client_id
+    assert line["oauth_client_name"] == "Test agent"
+    log_text = galaxy.audit_log.read_text() + galaxy.log_text()
+    assert tokens["access_token"] not in log_text and tokens["refresh_token"] not in log_text
+
+
+def test_a_read_token_reads_but_a_writing_tool_is_forbidden_naming_galaxy_write(galaxy, people):
+    _, tokens = signed_in_tokens(galaxy, people["alice"], scope="galaxy:read")
+    assert tokens["scope"] == "galaxy:read"
+    with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {tokens['access_token']}"}) as mcp:
+        listed = {tool.name for tool in mcp.list_tools()}
+        assert "list_histories" in listed and "create_history" not in listed
+        before = rest(galaxy.galaxy_url, "/api/histories?q=name&qv=read-scope", people["alice"]["key"])
+        error = mcp.call_error("create_history", name="read-scope")
+        assert error.startswith("[FORBIDDEN]") and "galaxy:write" in error
+        assert rest(galaxy.galaxy_url, "/api/histories?q=name&qv=read-scope", people["alice"]["key"]) == before
+        mcp.call_ok("list_histories")
+
+
+def test_another_users_private_history_stays_unreachable_with_a_token(galaxy, people):
+    private = rest(galaxy.galaxy_url, "/api/histories", people["bob"]["key"], {"name": "bob's own"})
+    _, tokens = signed_in_tokens(galaxy, people["alice"])
+    with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {tokens['access_token']}"}) as mcp:
+        error = mcp.call_error("get_history_details", history_id=private["id"])
+    assert error.startswith(("[NOT_FOUND]", "[FORBIDDEN]", "[AUTHORIZATION_ERROR]")), error
+
+
+def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(galaxy, people):
+    client_id, tokens = signed_in_tokens(galaxy, people["alice"])
+    url = f"{galaxy.galaxy_url}/mcp-oauth/token"
+    rotated = httpx.post(url, data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+                                    "client_id": client_id}, timeout=60).json()
+    assert rotated["refresh_token"] != tokens["refresh_token"]
+    assert mcp_post(galaxy, {"authorization": f"Bearer {rotated['access_token']}"}).status_code == 200
+    reuse = httpx.post(url, data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+                                  "client_id": client_id}, timeout=60)
+    assert reuse.status_code == 400 and reuse.json()["error"] == "invalid_grant" and "access_token" not in reuse.json()
+    refused = mcp_post(galaxy, {"authorization": f"Bearer {rotated['access_token']}"})
+    assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["www-authenticate"]
+
+
+# --- Item 5: the person's page and the admin's command --------------------------------------------
+
+
+def test_the_user_revokes_one_client_on_their_page_and_the_other_keeps_working(galaxy, people):
+    first_client, first = signed_in_tokens(galaxy, people["bob"])
+    _, second = signed_in_tokens(galaxy, people["bob"])
+    with browser(galaxy, people["bob"]) as client:
+        page = client.get("/mcp-oauth/connections").text
+        rows = re.findall(r"name='grant_id' value='([^']+)'><input type='hidden' name='csrf' value='([^']+)'", page)
+        assert len(rows) == 2
+        forged = client.post("/mcp-oauth/connections", data={"grant_id": rows[0][0]})
+        assert forged.status_code == 403
+        assert mcp_post(galaxy, {"authorization": f"Bearer {first['access_token']}"}).status_code == 200
+        client.post("/mcp-oauth/connections", data={"grant_id": rows[0][0], "csrf": rows[0][1]})
+    assert mcp_post(galaxy, {"authorization": f"Bearer {first['access_token']}"}).status_code == 401
+    assert mcp_post(galaxy, {"authorization": f"Bearer {second['access_token']}"}).status_code == 200
+    assert any(first_client in row and row.split("\t")[-1] != "-" for row in grant_rows(galaxy))
+
+
+def test_the_admin_lists_and_revokes_a_users_grants(galaxy, people):
+    _, tokens = signed_in_tokens(galaxy, people["alice"])
+    assert any("alice@example.org" in row for row in grant_rows(galaxy))
+    out = subprocess.run([sys.executable, "-m", "galaxy_mcp_analysis.cli", "oauth", "--config",
+                          str(galaxy.data_dir / "galaxy.yml"), "revoke", "--user", "alice@example.org"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and re.match(r"revoked [1-9]\d* grant", out.stdout), out
+    assert mcp_post(galaxy, {"authorization": f"Bearer {tokens['access_token']}"}).status_code == 401
+
+
+# --- Item 6: bad input gets its OAuth error and grants nothing ---------------------------------------
+
+
+def test_a_tampered_unknown_or_revoked_token_is_401_invalid_token(galaxy, people):
+    client_id, tokens = signed_in_tokens(galaxy, people["alice"])
+    token = tokens["access_token"]
+    for bad in (token[:-2] + ("AA" if not token.endswith("AA") else "BB"), rules.new_token(rules.ACCESS_PREFIX)):
+        response = mcp_post(galaxy, {"authorization": f"Bearer {bad}"})
+        assert response.status_code == 401 and 'error="invalid_token"' in response.headers["www-authenticate"]
+    revoked = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/revoke", data={"token": token, "client_id": client_id},
+                         timeout=60)
+    assert revoked.status_code == 200
+    assert mcp_post(galaxy, {"authorization": f"Bearer {token}"}).status_code == 401
+
+
+@pytest.mark.parametrize(("params", "error"), [
+    ({"code_challenge_method": None}, "invalid_request"),
+    ({"code_challenge_method": "plain"}, "invalid_request"),
+    ({"code_challenge": None, "code_challenge_method": None}, "invalid_request"),
+    ({"resource": "https://elsewhere.example/mcp"}, "invalid_target"),
+    ({"redirect_uri": "https://evil.example/callback"}, "invalid_request"),
+])
+def test_a_bad_authorization_request_reaches_no_consent_and_no_open_redirect(galaxy, params, error):
+    client_id = register(galaxy).json()["client_id"]
+    response = httpx.get(authorize_url(galaxy, client_id, **params), timeout=60)
+    location = response.headers.get("location", "")
+    assert "/mcp-oauth/consent" not in location and "evil.example" not in location
+    if response.status_code == 302:  # the SDK answers at the registered redirect URI
+        assert location.startswith(REDIRECT) and parse_qs(urlsplit(location).query)["error"] == [error]
+    else:
+        assert response.status_code == 400 and response.json()["error"] == error
+
+
+def test_a_code_twice_by_another_client_or_with_a_wrong_verifier_issues_nothing(galaxy, people):
+    client_id = register(galaxy).json()["client_id"]
+    other = register(galaxy).json()["client_id"]
+    with browser(galaxy, people["alice"]) as client:
+        _, fields = consent_form(client, authorize_url(galaxy, client_id))
+        code = allow(client, fields)["code"]
+    for response in (exchange(galaxy, other, code), exchange(galaxy, client_id, code, verifier="w" * 60)):
+        assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    first = exchange(galaxy, client_id, code).json()
+    second = exchange(galaxy, client_id, code)
+    assert second.status_code == 400 and second.json()["error"] == "invalid_grant"
+    assert "access_token" not in second.json()
+    assert mcp_post(galaxy, {"authorization": f"Bearer {first['access_token']}"}).status_code == 401
+
+
+def test_a_consent_posted_without_the_anti_forgery_value_or_denied_issues_nothing(galaxy, people):
+    client_id = register(galaxy).json()["client_id"]
+    with browser(galaxy, people["alice"]) as client:
+        _, fields = consent_form(client, authorize_url(galaxy, client_id))
+        forged = client.post("/mcp-oauth/consent", data={"request": fields["request"], "decision": "allow"})
+        assert forged.status_code == 403 and "location" not in forged.headers
+        with browser(galaxy, people["bob"]) as other:  # another session's form value
+            assert other.post("/mcp-oauth/consent", data={**fields, "decision": "allow"}).status_code == 403
+        denied = allow(client, fields, decision="deny")
+    assert denied == {"error": "access_denied", "state": "s-1"}
+    assert not any(client_id in row for row in grant_rows(galaxy))
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ({"redirect_uris": ["http://evil.example/cb"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": ["https://x.example/cb#fragment"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": [REDIRECT], "client_name": "n" * 100_000}, "invalid_client_metadata"),
+    ({"redirect_uris": [REDIRECT], "scope": "galaxy:admin"}, "invalid_client_metadata"),
+    ({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"),
+    ({"redirect_uris": "not a list"}, "invalid_redirect_uri"),
+])
+def test_a_bad_registration_gets_its_rfc7591_code_and_registers_nothing(galaxy, body, error):
+    response = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/register", json=body, timeout=60)
+    assert response.status_code == 400 and response.json()["error"] == error
+    assert "client_id" not in response.json()
+    malformed = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/register", content=b"{not json", timeout=60)
+    assert malformed.status_code == 400 and malformed.json()["error"] == "invalid_client_metadata"
+
+
+# --- Done when: the official SDK client end to end ---------------------------------------------------
+
+
+class MemoryStorage:
+    """The SDK client's token storage (``mcp.client.auth.TokenStorage``), in memory."""
+
+    tokens = client_info = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client_info
+
+    async def set_client_info(self, client_info):
+        self.client_info = client_info
+
+
+def sdk_auth(galaxy, person, storage):
+    """The official client's OAuth provider; its browser logs in through Galaxy and presses Allow."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import (
+        AuthorizationCodeResult,
+        OAuthClientMetadata,
+    )
+
+    answer = {}
+
+    async def redirect_handler(url: str) -> None:
+        def sign_in_and_allow():
+            with browser(galaxy, person) as client:
+                _, fields = consent_form(client, url)
+                return allow(client, fields)
+
+        answer.update(await asyncio.to_thread(sign_in_and_allow))
+
+    async def callback_handler():
+        return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"))
+
+    metadata = OAuthClientMetadata(client_name="SDK client", redirect_uris=[REDIRECT], token_endpoint_auth_method="none",
+                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"])
+    return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
+
+
+def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, people):
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    storage = MemoryStorage()
+    auth = sdk_auth(galaxy, people["alice"], storage)
+
+    async def session_calls():
+        async with httpx2.AsyncClient(auth=auth, timeout=120) as http:
+            async with streamable_http_client(galaxy.mcp_url, http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    result = await session.call_tool("get_user", {})
+                    return result.structured_content
+
+    assert asyncio.run(session_calls())["email"] == "alice@example.org"  # discovery, registration, sign-in
+    first = storage.tokens
+    assert first.access_token.startswith(rules.ACCESS_PREFIX) and storage.client_info.client_id
+    auth.context.token_expiry_time = time.time() - 1  # an hour later, as the client sees it
+    assert asyncio.run(session_calls())["email"] == "alice@example.org"
+    assert storage.tokens.refresh_token != first.refresh_token  # refreshed, and rotated
+    assert storage.tokens.access_token != first.access_token
+    revoked = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/revoke", timeout=60, data={
+        "token": storage.tokens.refresh_token, "token_type_hint": "refresh_token",
+        "client_id": storage.client_info.client_id})
+    assert revoked.status_code == 200
+    assert mcp_post(galaxy, {"authorization": f"Bearer {storage.tokens.access_token}"}).status_code == 401
+
+
+# --- Kept across restarts (last: it restarts the module's Galaxy) ------------------------------------
+
+
+def test_a_token_and_its_refresh_outlive_a_restart(galaxy, people):
+    client_id, tokens = signed_in_tokens(galaxy, people["alice"])
+    galaxy.stop()
+    galaxy.start()  # same data dir, database and port: what an admin's restart is
+    with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {tokens['access_token']}"}) as mcp:
+        assert mcp.call_ok("get_user")["email"] == "alice@example.org"
+    rotated = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
+        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id})
+    assert rotated.status_code == 200 and rotated.json()["access_token"] != tokens["access_token"]
