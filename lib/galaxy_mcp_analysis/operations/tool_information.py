@@ -138,7 +138,8 @@ class ToolInformation:
         section_id, section_name = tool.get_panel_section()
         return {
             "tool_id": tool.id,
-            "version": tool.version,
+            "tool_version": tool.version,
+            "version": tool.version,  # the name before tool_version; kept for one release
             "name": tool.name,
             "description": tool.description or "",
             "panel_section": {"id": section_id, "name": section_name} if section_id else None,

@@ -22,10 +22,10 @@ def get_tool_help(
     offset: Annotated[int, Field(description="Byte offset; pass next_offset to go on.")] = 0,
     max_bytes: Annotated[int, Field(description="Bytes per call (capped).")] = 8192,
 ) -> dict[str, Any]:
-    """Read a tool's help as plain text: what it does, its syntax (e.g. its regex flavour), examples.
+    """Read a tool's help as plain text: what it does, its syntax (e.g. regex flavour), examples.
 
-    Returns tool_id, version, name, description, panel_section, help_text (from Galaxy's
-    reStructuredText; a byte range: offset, next_offset, eof, help_bytes), citations,
+    Returns tool_id, tool_version (also version, for one release), name, description, panel_section,
+    help_text (a byte range: offset, next_offset, eof, help_bytes), citations,
     requirements [{name, version, type}], input_formats {path: {formats, ...}}, output_formats.
     Example: get_tool_help(tool_id="Grep1") -> {"help_text": "... \\d matches a digit ...", ...}
     Errors: [NOT_FOUND] unknown tool or version; [VALIDATION_ERROR] offset < 0, max_bytes < 1.
