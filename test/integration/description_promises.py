@@ -486,8 +486,10 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_tool_inputs.py::test_another_users_items_are_refused_by_the_check"),
     ],
     "get_tool_help": [
-        ("Returns tool_id, version, name, description, panel_section, help_text",
+        ("Returns tool_id, tool_version (also version, for one release), name, description, panel_section, help_text",
          "test_results_carry_the_fields_they_name"),
+        ("tool_version (also version, for one release)",
+         "test_tool_information.py::test_help_is_plain_text_with_what_tells_how_to_use_the_tool"),
         ("Read a tool's help as plain text",
          "test_tool_information.py::test_help_is_plain_text_with_what_tells_how_to_use_the_tool"),
         ("a byte range: offset, next_offset, eof, help_bytes",

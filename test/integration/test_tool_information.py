@@ -34,9 +34,12 @@ def test_run_examples_are_the_tools_own_test_cases(mcp, api_key):
     assert missing.startswith("[NOT_FOUND]"), missing
 
 
-def test_help_is_plain_text_with_what_tells_how_to_use_the_tool(mcp, api_key):
+def test_help_is_plain_text_with_what_tells_how_to_use_the_tool(galaxy, mcp, api_key):
     grep = mcp.call_ok("get_tool_help", tool_id="Grep1", api_key=api_key)
     assert (grep["tool_id"], grep["name"], grep["help_format"], grep["eof"]) == ("Grep1", "Select", "restructuredtext", True)
+    # tool_version as every other tool names it; version, its old name, kept for one release.
+    served = rest(galaxy.galaxy_url, "/api/tools/Grep1", api_key)["version"]
+    assert grep["tool_version"] == grep["version"] == served, (grep["tool_version"], grep["version"], served)
     text = grep["help_text"]
     # The regular-expression syntax the agent needed, as text: list markers kept, reST markup gone.
     assert "- \\d matches a digit, same as [0-9]." in text, text[:600]

@@ -14,7 +14,6 @@ Whether an item is the caller's, a datatype exists, a job may be stopped: Galaxy
 in ``operations.managing``. A refused request changes nothing.
 """
 
-import re
 from collections.abc import (
     Mapping,
     Sequence,
@@ -26,6 +25,10 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.flat_names import (
+    REPEAT_KEY,
+    SEPARATOR,
+)
 from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
     INVALID_VALUE,
@@ -35,10 +38,6 @@ from galaxy_mcp_analysis.core.input_problems import (
 )
 from galaxy_mcp_analysis.core.storable import check_storable
 
-#: Galaxy's separator of flat parameter names (``cond|param``).
-FLAT_SEPARATOR = "|"
-#: ``queries_0``: the first block of the repeat ``queries``, in Galaxy's flat names.
-_REPEAT_BLOCK = re.compile(r"(?P<name>.+)_(?P<index>\d+)")
 #: Keys of a value that is one input's value, never a group of parameters to merge into.
 _VALUE_KEYS = frozenset({"src", "values", "batch", "__class__"})
 
@@ -94,7 +93,7 @@ def _nest_flat_names(changes: Mapping[str, Any], path: str, problems: list[Input
     for key, value in changes.items():
         if isinstance(value, dict) and not _is_value(value):
             value = _nest_flat_names(value, f"{path}.{key}", problems)
-        steps = key.split(FLAT_SEPARATOR)
+        steps = key.split(SEPARATOR)
         if any(not step for step in steps):
             problems.append(InputProblem(f"{path}.{key}", INVALID_VALUE, f"{key!r} has an empty name in it.",
                                          "Separate names with a single '|', e.g. 'cond|param'."))
@@ -155,9 +154,9 @@ def _merge(
         base = {}  # a new branch: none of the recorded branch's parameters belong to it
     merged = _copy(base)
     for key, value in change.items():
-        block = _REPEAT_BLOCK.fullmatch(key)
-        if key not in merged and block and isinstance(merged.get(block["name"]), list):
-            _merge_block(merged, block["name"], int(block["index"]), value, names, f"{path}.{key}", selectors, problems)
+        block = REPEAT_KEY.fullmatch(key)
+        if key not in merged and block and isinstance(merged.get(block.group(1)), list):
+            _merge_block(merged, block.group(1), int(block.group(2)), value, names, f"{path}.{key}", selectors, problems)
         elif isinstance(value, dict) and not _is_value(value) and isinstance(merged.get(key), dict) and not _is_value(
             merged[key]
         ):

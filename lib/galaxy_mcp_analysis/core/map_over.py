@@ -31,6 +31,11 @@ from dataclasses import (
 )
 from typing import Any
 
+from galaxy_mcp_analysis.core.flat_names import (
+    ANY_BLOCK,
+    path_name,
+)
+
 #: What a dataset input is mapped over with; ``<collection_id>`` is the placeholder agents fill in.
 COLLECTION_PLACEHOLDER = "<collection_id>"
 
@@ -51,7 +56,7 @@ class DataInput:
     @property
     def name(self) -> str:
         """The flat key of this input, ``<index>`` standing for a repeat block's number."""
-        return "|".join(f"{step}_<index>" if i in self.repeats else step for i, step in enumerate(self.path))
+        return path_name(self.path, self.repeats)
 
     @property
     def maps_over_collections(self) -> bool:
@@ -106,7 +111,7 @@ def plan_map_over(data_inputs: list[DataInput], inputs: dict[str, Any]) -> MapOv
 
 def map_over_hint(data_input: DataInput) -> dict[str, Any]:
     """What ``get_tool_details`` says about giving this input a collection."""
-    example_key = data_input.name.replace("<index>", "0")
+    example_key = data_input.name.replace(ANY_BLOCK, "0")
     if data_input.collection:
         return {"takes_collection": True, "note": "The collection is the input; it is never wrapped for map-over."}
     if data_input.multiple:

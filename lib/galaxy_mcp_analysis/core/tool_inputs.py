@@ -28,6 +28,12 @@ from collections.abc import (
 )
 from typing import Any
 
+from galaxy_mcp_analysis.core.flat_names import (
+    flat_name,
+    repeat_block,
+    REPEAT_KEY,
+    SEPARATOR,
+)
 from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
     INVALID_VALUE,
@@ -43,7 +49,6 @@ GROUPS = (CONDITIONAL, SECTION, REPEAT)
 #: Request keys Galaxy's tool API reads beside the parameters; passed on, never checked.
 PASS_THROUGH_KEYS = frozenset({"use_cached_job", "send_email_notification", "rerun_remap_job_id"})
 
-REPEAT_KEY = re.compile(r"(.+)_(\d+)")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 #: A data column given as its label (``c2``), which Galaxy's own column parameter reads as the number.
 _COLUMN_LABEL = re.compile(r"\s*c(\d+)\s*")
@@ -126,7 +131,7 @@ def flat_to_nested(
         if is_pass_through(key):
             passed[key] = value
             continue
-        _place(nested, key.split("|"), value, by_name(parameters), path, problems)
+        _place(nested, key.split(SEPARATOR), value, by_name(parameters), path, problems)
     return nested, passed, problems
 
 
@@ -162,7 +167,7 @@ def _place(target: dict, parts: list[str], value: Any, level: dict[str, Any], pa
             return
         for key, inner_value in value.items():
             if isinstance(key, str):
-                _place(inner, key.split("|"), inner_value, by_name(branch_parameters(parameter, value)), here, problems)
+                _place(inner, key.split(SEPARATOR), inner_value, by_name(branch_parameters(parameter, value)), here, problems)
         return
     if parameter is not None and parameter.parameter_type == REPEAT and isinstance(value, list):
         blocks = target.setdefault(head, [])
@@ -177,7 +182,7 @@ def _place(target: dict, parts: list[str], value: Any, level: dict[str, Any], pa
                     if isinstance(key, str):
                         _place(
                             blocks[index],
-                            key.split("|"),
+                            key.split(SEPARATOR),
                             inner_value,
                             by_name(level_parameters(parameter)),
                             join_path(here, index),
@@ -213,13 +218,14 @@ def nested_to_flat(state: Mapping[str, Any], parameters: Sequence, prefix: str =
         parameter = level.get(name)
         kind = getattr(parameter, "parameter_type", None)
         if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            flat.update(nested_to_flat(value, branch_parameters(parameter, value), f"{prefix}{name}|"))
+            flat.update(nested_to_flat(value, branch_parameters(parameter, value), flat_name(prefix, name)))
         elif kind == REPEAT and isinstance(value, list):
             for index, block in enumerate(value):
                 if isinstance(block, Mapping):
-                    flat.update(nested_to_flat(block, level_parameters(parameter), f"{prefix}{name}_{index}|"))
+                    block_prefix = flat_name(prefix, repeat_block(name, index))
+                    flat.update(nested_to_flat(block, level_parameters(parameter), block_prefix))
         else:
-            flat[f"{prefix}{name}"] = value
+            flat[flat_name(prefix, name)] = value
     return flat
 
 

@@ -255,39 +255,45 @@ def template(parameters: list) -> dict[str, Any]:
     return filled
 
 
-def data_inputs(parameters: list, path: str, flat: tuple[str, ...], branch: dict | None):
+def data_inputs(
+    parameters: list, path: str, names: tuple[str, ...], branch: dict | None, repeats: frozenset[int] = frozenset()
+):
+    """Each data and collection input under ``path`` (its group's names from the top ``names``, of which
+    the positions ``repeats`` are repeats), with its flat name and map-over hint."""
     for parameter in parameters:
         kind = parameter.parameter_type
         here = f"{path}.{parameter.name}" if path else parameter.name
+        inner = names + (parameter.name,)
         if kind == rules.CONDITIONAL:
             for when in parameter.whens:
                 yield from data_inputs(
                     list(when.parameters),
                     here,
-                    flat + (parameter.name,),
+                    inner,
                     (branch or {}) | {f"{here}.{parameter.test_parameter.name}": when.discriminator},
+                    repeats,
                 )
         elif kind == rules.SECTION:
-            yield from data_inputs(list(parameter.parameters), here, flat + (parameter.name,), branch)
+            yield from data_inputs(list(parameter.parameters), here, inner, branch, repeats)
         elif kind == rules.REPEAT:
-            yield from data_inputs(list(parameter.parameters), f"{here}[]", flat + (f"{parameter.name}_<index>",), branch)
+            yield from data_inputs(list(parameter.parameters), f"{here}[]", inner, branch, repeats | {len(names)})
         elif kind in (rules.DATA, rules.COLLECTION):
+            data_input = DataInput(
+                path=inner,
+                repeats=repeats,
+                collection=kind == rules.COLLECTION,
+                multiple=bool(getattr(parameter, "multiple", False)),
+            )
             entry: dict[str, Any] = {
                 "path": here,
-                "flat_name": "|".join(flat + (parameter.name,)),
+                "flat_name": data_input.name,
                 "datatypes": list(parameter.extensions),
-                "multiple": bool(getattr(parameter, "multiple", False)),
+                "multiple": data_input.multiple,
                 "collection_types": collection_types(parameter) if kind == rules.COLLECTION else None,
                 "optional": bool(parameter.optional),
             }
             if branch:
                 entry["when"] = branch
-            data_input = DataInput(
-                path=tuple(part.removesuffix("_<index>") for part in flat) + (parameter.name,),
-                repeats=frozenset(i for i, part in enumerate(flat) if part.endswith("_<index>")),
-                collection=kind == rules.COLLECTION,
-                multiple=entry["multiple"],
-            )
             hint = map_over_hint(data_input)
             hint.pop("note", None)
             entry.update(hint)

@@ -16,6 +16,12 @@ from galaxy.tools.parameters.basic import ColumnListParameter
 from galaxy.util.expressions import ExpressionContext
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.flat_names import (
+    flat_name,
+    repeat_block,
+    REPEAT_KEY,
+    SEPARATOR,
+)
 from galaxy_mcp_analysis.core.input_problems import InputProblem
 from galaxy_mcp_analysis.core.tool_input_problems import not_an_option
 
@@ -71,7 +77,7 @@ class DynamicOptions:
             if value is None:
                 continue
             options = self.dynamic_options(tool, names, state)
-            where = dotted(path, "|".join(names))
+            where = dotted(path, SEPARATOR.join(names))
             if options is None:
                 if unchecked is not None:
                     unchecked.append({"path": where, "reason": _why_unchecked(tool, names)})
@@ -90,8 +96,10 @@ class DynamicOptions:
         legacy = _legacy_parameter(tool.inputs, tuple(name for name, _ in parts))
         if not isinstance(legacy, ColumnListParameter) or not legacy.data_ref:
             return problem
-        prefix = "".join(f"{name}_{index}|" if index else f"{name}|" for name, index in parts[:-1])
-        counts = self._column_counts(flat.get(prefix + legacy.data_ref, flat.get(legacy.data_ref)))
+        prefix = ""
+        for name, index in parts[:-1]:
+            prefix = flat_name(prefix, repeat_block(name, index) if index else name)
+        counts = self._column_counts(flat.get(flat_name(prefix, legacy.data_ref), flat.get(legacy.data_ref)))
         if not counts:
             return problem
         columns = f"{counts[0]} columns" if len(counts) == 1 else f"{counts[0]} to {counts[-1]} columns"
@@ -181,8 +189,8 @@ def _value_at(state: Any, names: tuple[str, ...]) -> Any:
 def dotted(prefix: str, name: str) -> str:
     """``a|rep_0|b`` or ``a.rep[0].b`` as a problem path under ``prefix``."""
     path = prefix
-    for part in name.replace("|", ".").split("."):
-        repeat = rules.REPEAT_KEY.fullmatch(part)
+    for part in name.replace(SEPARATOR, ".").split("."):
+        repeat = REPEAT_KEY.fullmatch(part)
         if repeat and "[" not in part:
             path = rules.join_path(rules.join_path(path, repeat.group(1)), int(repeat.group(2)))
         else:

@@ -33,12 +33,7 @@ from galaxy_mcp_analysis.core.element_identifiers import (
     ElementReference,
     MAX_REPORTED_PROBLEMS,
 )
-from galaxy_mcp_analysis.core.map_over import (
-    DataInput,
-    input_references,
-    map_over_hint,
-    one_per_name,
-)
+from galaxy_mcp_analysis.core.map_over import input_references
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
@@ -268,7 +263,7 @@ class MakingInputs:
                     f"this level needs a {reference.collection_type!r} collection.",
                 )
 
-    # ---- Map-over in Galaxy's get_tool_details (run_tool: operations.tool_runs) ---------------
+    # ---- The items a tool run names (run_tool: operations.tool_runs) -------------------------
 
     def check_input_references(self, inputs: Any) -> None:
         """Every item the inputs name exists and is the caller's to read; the error names only ids."""
@@ -276,57 +271,3 @@ class MakingInputs:
             ElementReference(f"inputs.{path}", src, item_id) for path, src, item_id in input_references(inputs)
         ]
         self._check_element_references(references, False, "Inputs of the tool run")
-
-    def get_tool_details(self, tool_id: str, io_details: bool = False) -> dict[str, Any]:
-        """Galaxy's tool details; with io_details each dataset input says how to give it a collection."""
-        _require_tool_id(tool_id)
-        details = super().get_tool_details(tool_id, io_details)
-        if not io_details:
-            return details
-        declared = data_inputs(self._get_toolbox_tool(tool_id).inputs)
-        top_level = {data_input.name: data_input for data_input in declared if len(data_input.path) == 1}
-        for entry in details["inputs"]:
-            if entry["name"] in top_level:
-                entry.update(map_over_hint(top_level[entry["name"]]))
-        # Galaxy lists only top-level parameters; these are reachable only by their flat names.
-        details["nested_data_inputs"] = [
-            {"name": data_input.name, "type": "data_collection" if data_input.collection else "data"}
-            | map_over_hint(data_input)
-            for data_input in declared
-            if len(data_input.path) > 1
-        ]
-        return details
-
-
-def _require_tool_id(tool_id: str) -> None:
-    """Galaxy answers an empty tool id with an empty error message; say what is wrong instead."""
-    if not tool_id.strip():
-        raise AnalysisError(
-            ErrorCode.VALIDATION_ERROR,
-            "tool_id is empty.",
-            "Find a tool id with search_tools(query), e.g. search_tools('cut columns') -> 'Cut1'.",
-        )
-
-
-def data_inputs(inputs: dict) -> list[DataInput]:
-    """The dataset and collection parameters of a tool's inputs (Galaxy's ``tool.inputs``), at any depth."""
-    return one_per_name(_declared_data_inputs(inputs, (), frozenset()))
-
-
-def _declared_data_inputs(inputs: dict, path: tuple[str, ...], repeats: frozenset[int]) -> Iterator[DataInput]:
-    for parameter in inputs.values():
-        here = path + (parameter.name,)
-        if parameter.type == "repeat":
-            yield from _declared_data_inputs(parameter.inputs, here, repeats | {len(path)})
-        elif parameter.type == "conditional":
-            for case in parameter.cases:
-                yield from _declared_data_inputs(case.inputs, here, repeats)
-        elif parameter.type == "section":
-            yield from _declared_data_inputs(parameter.inputs, here, repeats)
-        elif parameter.type in ("data", "data_collection"):
-            yield DataInput(
-                path=here,
-                repeats=repeats,
-                collection=parameter.type == "data_collection",
-                multiple=bool(getattr(parameter, "multiple", False)),
-            )

@@ -1,4 +1,6 @@
-"""What a tool is and how it has been run: its own test cases as examples, its citations, and its help.
+"""What a tool is and how it has been run: its details and inputs, its own test cases as examples, its
+citations, and its help. Each tool is looked up through the lookup layer (served to the caller);
+its declared inputs are read by the one walk, ``operations.declared_inputs``.
 
 Galaxy 26.1's stock ``get_tool_run_examples`` reads each test's outputs as objects with a
 ``name`` attribute; Galaxy keeps them as dicts, so every tool with tests answered an
@@ -13,12 +15,19 @@ from galaxy_mcp_analysis.core.byte_range import (
     clamp_max_bytes,
     read_chunk,
 )
+from galaxy_mcp_analysis.core.flat_names import flat_name
+from galaxy_mcp_analysis.core.map_over import map_over_hint
 from galaxy_mcp_analysis.core.tool_examples import example_from_test
 from galaxy_mcp_analysis.core.tool_help import help_as_text
 from galaxy_mcp_analysis.core.tool_search import (
     keyword_reasons,
     ranked,
 )
+from galaxy_mcp_analysis.operations.declared_inputs import (
+    data_inputs,
+    declared_data_inputs,
+)
+from galaxy_mcp_analysis.operations.lookup import or_none
 
 #: ``tool_version`` standing for every version this Galaxy serves.
 ALL_VERSIONS = "*"
@@ -26,6 +35,27 @@ ALL_VERSIONS = "*"
 
 class ToolInformation:
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans`` and the tool lookup)."""
+
+    def get_tool_details(self, tool_id: str, io_details: bool = False) -> dict[str, Any]:
+        """Galaxy's tool details of a tool the caller may use; with io_details each dataset input says how
+        to give it a collection (map-over), and those inside groups are listed by their flat names."""
+        tool = self.lookup.tool(tool_id)
+        details = super().get_tool_details(tool_id, io_details)
+        if not io_details:
+            return details
+        declared = data_inputs(tool.inputs)
+        top_level = {data_input.name: data_input for data_input in declared if len(data_input.path) == 1}
+        for entry in details["inputs"]:
+            if entry["name"] in top_level:
+                entry.update(map_over_hint(top_level[entry["name"]]))
+        # Galaxy lists only top-level parameters; these are reachable only by their flat names.
+        details["nested_data_inputs"] = [
+            {"name": data_input.name, "type": "data_collection" if data_input.collection else "data"}
+            | map_over_hint(data_input)
+            for data_input in declared
+            if len(data_input.path) > 1
+        ]
+        return details
 
     def get_tool_citations(self, tool_id: str) -> dict[str, Any]:
         """The tool's citations as {type, content} (stock method overridden: it read attributes Galaxy's
@@ -78,8 +108,8 @@ class ToolInformation:
                 found_by.setdefault(tool_id, []).append(keyword)
         hits = []
         for tool_id, matched in found_by.items():
-            tool = self._get_toolbox_tool(tool_id)
-            if tool is None or not tool.allow_user_access(self.trans.user):
+            tool = or_none(lambda tool_id=tool_id: self.lookup.tool(tool_id))
+            if tool is None:  # not served to the caller
                 continue
             fields = {"name": tool.name or "", "description": tool.description or "", "id": tool.id,
                       "section": tool.get_panel_section()[1] or ""}
@@ -108,7 +138,8 @@ class ToolInformation:
         section_id, section_name = tool.get_panel_section()
         return {
             "tool_id": tool.id,
-            "version": tool.version,
+            "tool_version": tool.version,
+            "version": tool.version,  # the name before tool_version; kept for one release
             "name": tool.name,
             "description": tool.description or "",
             "panel_section": {"id": section_id, "name": section_name} if section_id else None,
@@ -142,25 +173,22 @@ def _citation_text(citation) -> str:
     return f"doi:{citation.doi()}" if citation.has_doi() else citation.to_bibtex().strip()
 
 
-def _input_formats(inputs: dict, prefix: str = "") -> dict[str, dict[str, Any]]:
-    """Each data input's accepted datatypes (and collection types), by its flat path."""
+def _input_formats(inputs: dict) -> dict[str, dict[str, Any]]:
+    """Each data input's accepted datatypes (and collection types), by its flat path; inside a repeat
+    ``name[n]|inner`` (the keys get_tool_help has always given), one entry for every block."""
     found: dict[str, dict[str, Any]] = {}
-    for name, parameter in inputs.items():
-        path = f"{prefix}{name}"
-        if parameter.type in ("data", "data_collection"):
-            entry: dict[str, Any] = {"formats": list(getattr(parameter, "extensions", None) or []),
-                                     "optional": bool(parameter.optional)}
-            if parameter.type == "data_collection":
-                entry["collection_types"] = list(parameter.collection_types or [])
-            elif getattr(parameter, "multiple", False):
-                entry["multiple"] = True
-            found[path] = entry
-        for case in getattr(parameter, "cases", None) or []:
-            found.update(_input_formats(case.inputs, f"{path}|"))
-        if parameter.type == "repeat":  # one entry for every block: name[n]|inner
-            found.update(_input_formats(parameter.inputs, f"{path}[n]|"))
-        elif parameter.type == "section":
-            found.update(_input_formats(parameter.inputs, f"{path}|"))
+    for declared in declared_data_inputs(inputs):
+        parameter = declared.parameter
+        entry: dict[str, Any] = {"formats": list(getattr(parameter, "extensions", None) or []),
+                                 "optional": bool(parameter.optional)}
+        if declared.kind == "data_collection":
+            entry["collection_types"] = list(parameter.collection_types or [])
+        elif getattr(parameter, "multiple", False):
+            entry["multiple"] = True
+        path = ""
+        for position, name in enumerate(declared.path):
+            path = flat_name(path, f"{name}[n]" if position in declared.repeats else name)
+        found[path] = entry
     return found
 
 

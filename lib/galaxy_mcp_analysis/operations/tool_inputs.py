@@ -50,9 +50,9 @@ from galaxy_mcp_analysis.core.tool_input_problems import (
     problems_from_validation,
 )
 from galaxy_mcp_analysis.operations.collection_types import collection_verdict
+from galaxy_mcp_analysis.operations.declared_inputs import data_inputs
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.lookup import or_none
-from galaxy_mcp_analysis.operations.making_inputs import data_inputs
 from galaxy_mcp_analysis.operations.request_models import ModelledBundle
 from galaxy_mcp_analysis.operations.tool_models import modelled_parameters
 

@@ -13,6 +13,7 @@ from galaxy.exceptions import ToolMissingException
 from galaxy.tools.parameters.workflow_utils import is_runtime_value
 from galaxy.workflow.modules import module_factory
 
+from galaxy_mcp_analysis.core.flat_names import flat_name
 from galaxy_mcp_analysis.core.workflow_steps import (
     output_labels,
     step_labels,
@@ -93,9 +94,9 @@ class _SavedStepState(RecordedState):
         super().__init__(app, encode_id)
         self.not_saved: set[str] = set()
 
-    def walk(self, inputs: dict, values: dict, prefix: str) -> dict[str, Any]:
+    def walk(self, inputs: dict, values: dict, prefix: str = "") -> dict[str, Any]:
         state = super().walk(inputs, values, prefix)
-        return {name: value for name, value in state.items() if f"{prefix}{name}" not in self.not_saved}
+        return {name: value for name, value in state.items() if flat_name(prefix, name) not in self.not_saved}
 
     def _data(self, parameter, value: Any, path: str) -> Any:
         self.not_saved.add(path)
@@ -116,5 +117,5 @@ def saved_step_values(trans, step) -> tuple[dict[str, Any], list[dict[str, Any]]
     if tool is None or module.state is None:
         return {}, []
     saved = _SavedStepState(trans.app, trans.security.encode_id)
-    values = saved.walk(tool.inputs, module.state.inputs, "")
+    values = saved.walk(tool.inputs, module.state.inputs)
     return values, saved.parameters

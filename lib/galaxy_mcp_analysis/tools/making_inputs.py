@@ -121,16 +121,4 @@ STOCK_DESCRIPTIONS = {
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
     """,
     "run_tool.inputs": "Tool parameters by name, nested or flat; value shapes in the description.",
-    "get_tool_details": """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
-
-    With io_details=True each dataset input says how to give it a collection: takes_collection=false
-    inputs carry map_over, the exact batch value that runs the tool once per element; true means the
-    collection itself is the input (data_collection or multiple="true"). Dataset inputs inside
-    conditionals, sections and repeats are listed in nested_data_inputs by flat run_tool name.
-    Select options, conditional branches, defaults and a template: get_tool_input_schema(tool_id).
-    Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
-    "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
-    Errors: [NOT_FOUND] unknown tool id (search_tools finds ids).
-    Next: get_tool_help(tool_id); get_tool_input_schema(tool_id); check_tool_inputs; run_tool.
-    """,
 }

@@ -22,13 +22,30 @@ def get_tool_help(
     offset: Annotated[int, Field(description="Byte offset; pass next_offset to go on.")] = 0,
     max_bytes: Annotated[int, Field(description="Bytes per call (capped).")] = 8192,
 ) -> dict[str, Any]:
-    """Read a tool's help as plain text: what it does, its syntax (e.g. its regex flavour), examples.
+    """Read a tool's help as plain text: what it does, its syntax (e.g. regex flavour), examples.
 
-    Returns tool_id, version, name, description, panel_section, help_text (from Galaxy's
-    reStructuredText; a byte range: offset, next_offset, eof, help_bytes), citations,
+    Returns tool_id, tool_version (also version, for one release), name, description, panel_section,
+    help_text (a byte range: offset, next_offset, eof, help_bytes), citations,
     requirements [{name, version, type}], input_formats {path: {formats, ...}}, output_formats.
     Example: get_tool_help(tool_id="Grep1") -> {"help_text": "... \\d matches a digit ...", ...}
     Errors: [NOT_FOUND] unknown tool or version; [VALIDATION_ERROR] offset < 0, max_bytes < 1.
     Next: get_tool_input_schema(tool_id), check_tool_inputs, run_tool.
     """
     return ops.get_tool_help(tool_id, tool_version=tool_version, offset=offset, max_bytes=max_bytes)
+
+
+#: Stock Galaxy tools whose behaviour the patch set extends; their descriptions say how.
+STOCK_DESCRIPTIONS = {
+    "get_tool_details": """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
+
+    With io_details=True each dataset input says how to give it a collection: takes_collection=false
+    inputs carry map_over, the exact batch value that runs the tool once per element; true means the
+    collection itself is the input (data_collection or multiple="true"). Dataset inputs inside
+    conditionals, sections and repeats are listed in nested_data_inputs by flat run_tool name.
+    Select options, conditional branches, defaults and a template: get_tool_input_schema(tool_id).
+    Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
+    "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
+    Errors: [NOT_FOUND] unknown tool id (search_tools finds ids).
+    Next: get_tool_help(tool_id); get_tool_input_schema(tool_id); check_tool_inputs; run_tool.
+    """,
+}

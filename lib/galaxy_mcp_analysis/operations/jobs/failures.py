@@ -110,9 +110,9 @@ class JobFailures:
             )
         if job_id:
             return self.lookup.job(job_id)
-        return self._creating_job(dataset_id)
+        return self.creating_job(dataset_id)
 
-    def _creating_job(self, dataset_id: str, argument: str = "dataset_id") -> Job:
+    def creating_job(self, dataset_id: str, argument: str = "dataset_id") -> Job:
         hda = self.lookup.dataset(
             dataset_id,
             argument=argument,

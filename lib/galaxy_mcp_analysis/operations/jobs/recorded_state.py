@@ -1,7 +1,14 @@
 """A job's recorded parameter values (Galaxy's objects, as ``Tool.get_param_values`` returns them)
 turned back into a run_tool-shaped request, with a labelled list of every value: what
 ``get_job_parameters`` shows, what ``rerun_job`` lays its changes over, and (subclassed in
-``workflow_steps``) what a saved workflow step will use."""
+``workflow_steps``) what a saved workflow step will use.
+
+This walks one recorded state, as Galaxy's ``visit_input_values`` walks a state, but not with it:
+Galaxy's visitor fills the state it walks in place (a missing group, a conditional's default test
+value, each branch chosen again from its test value), and a job's record must be shown as it was
+recorded: the branch it ran (``__current_case__``), and a note, not a default, where the tool has
+changed since. Flat names are ``core.flat_names``'; the tool's declared conditionals come from
+``operations.declared_inputs``."""
 
 from typing import Any
 
@@ -11,19 +18,20 @@ from galaxy.model import (
     HistoryDatasetCollectionAssociation,
 )
 
+from galaxy_mcp_analysis.core.flat_names import (
+    flat_name,
+    repeat_block,
+)
+from galaxy_mcp_analysis.operations.declared_inputs import declared_inputs
 
-def conditional_selectors(inputs: dict, names: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
+
+def conditional_selectors(inputs: dict) -> dict[tuple[str, ...], str]:
     """Path (parameter names, repeat indices left out) -> test parameter name, of every conditional of a tool."""
-    selectors: dict[tuple[str, ...], str] = {}
-    for parameter in inputs.values():
-        here = names + (parameter.name,)
-        if parameter.type == "conditional":
-            selectors[here] = parameter.test_param.name
-            for case in parameter.cases:
-                selectors.update(conditional_selectors(case.inputs, here))
-        elif parameter.type in ("repeat", "section"):
-            selectors.update(conditional_selectors(parameter.inputs, here))
-    return selectors
+    return {
+        declared.path: declared.parameter.test_param.name
+        for declared in declared_inputs(inputs)
+        if declared.kind == "conditional"
+    }
 
 
 class RecordedState:
@@ -37,38 +45,41 @@ class RecordedState:
         self.datasets: list[dict[str, Any]] = []
         self.notes: list[str] = []
 
-    def walk(self, inputs: dict, values: dict, prefix: str) -> dict[str, Any]:
+    def walk(self, inputs: dict, values: dict, prefix: str = "") -> dict[str, Any]:
+        """The run_tool-shaped state of ``values`` of ``inputs``, which sit under the flat name ``prefix``."""
         state: dict[str, Any] = {}
         for parameter in inputs.values():
             name = parameter.name
+            path = flat_name(prefix, name)
             if name not in values:
-                self.notes.append(f"{prefix}{name}: added to the tool after this job ran; Galaxy's default applies.")
+                self.notes.append(f"{path}: added to the tool after this job ran; Galaxy's default applies.")
                 continue
             value = values[name]
             if parameter.type == "repeat":
                 state[name] = [
-                    self.walk(parameter.inputs, block, f"{prefix}{name}_{index}|") for index, block in enumerate(value)
+                    self.walk(parameter.inputs, block, flat_name(prefix, repeat_block(name, index)))
+                    for index, block in enumerate(value)
                 ]
             elif parameter.type == "section":
-                state[name] = self.walk(parameter.inputs, value, f"{prefix}{name}|")
+                state[name] = self.walk(parameter.inputs, value, path)
             elif parameter.type == "conditional":
-                state[name] = self._conditional(parameter, value, f"{prefix}{name}|")
+                state[name] = self._conditional(parameter, value, path)
             elif parameter.type in ("data", "data_collection"):
-                state[name] = self._data(parameter, value, f"{prefix}{name}")
+                state[name] = self._data(parameter, value, path)
             elif parameter.type == "upload_dataset":
                 continue  # uploads are not rerun
             else:
-                state[name] = self._plain(parameter, value, f"{prefix}{name}")
+                state[name] = self._plain(parameter, value, path)
         return state
 
-    def _conditional(self, parameter, value: dict, prefix: str) -> dict[str, Any]:
+    def _conditional(self, parameter, value: dict, path: str) -> dict[str, Any]:
         test = parameter.test_param
         case = value.get("__current_case__")
         if case is None or not 0 <= case < len(parameter.cases):
-            self.notes.append(f"{prefix[:-1]}: the recorded branch no longer exists; Galaxy's default applies.")
+            self.notes.append(f"{path}: the recorded branch no longer exists; Galaxy's default applies.")
             return {}
-        branch = {test.name: self._plain(test, value.get(test.name), f"{prefix}{test.name}")}
-        branch.update(self.walk(parameter.cases[case].inputs, value, prefix))
+        branch = {test.name: self._plain(test, value.get(test.name), flat_name(path, test.name))}
+        branch.update(self.walk(parameter.cases[case].inputs, value, path))
         return branch
 
     def _data(self, parameter, value: Any, path: str) -> Any:

@@ -92,7 +92,7 @@ class JobReruns:
             values = tool.get_param_values(job, ignore_errors=True)
             notes.append("Some recorded values no longer fit the tool's current parameters; they were left out.")
         recorded = RecordedState(self.app, self.trans.security.encode_id)
-        recorded.inputs = recorded.walk(tool.inputs, values, "")
+        recorded.inputs = recorded.walk(tool.inputs, values)
         recorded.notes = notes + recorded.notes
         return recorded
 

@@ -60,7 +60,7 @@ else:
 
 class JobWaiting:
     """Waiting until jobs end, a mixin of ``Jobs`` (needs the manager's ``trans``, ``lookup``, ``jobs_service``,
-    ``settings``, and ``output_verdict``, ``_creating_job``, ``repair_hint`` and ``invocation_jobs``)."""
+    ``settings``, and ``output_verdict``, ``creating_job``, ``repair_hint`` and ``invocation_jobs``)."""
 
     def wait_for_jobs(
         self,
@@ -142,7 +142,7 @@ class JobWaiting:
         for job_id in job_ids:
             watched.setdefault(self.lookup.job(job_id, argument="job_ids").id, job_id)
         for dataset_id in dataset_ids:
-            job = self._creating_job(dataset_id, "dataset_ids")
+            job = self.creating_job(dataset_id, "dataset_ids")
             watched.setdefault(job.id, self.trans.security.encode_id(job.id))
         running: list[int] = []
         if history_id:

@@ -20,7 +20,7 @@ from galaxy_mcp_analysis.core.workflows import WorkflowStepRef
 class WorkflowAccess:
     """Finding the caller's workflow, a mixin of ``Workflows``."""
 
-    def _accessible_workflow(self, workflow_id: str, version: int | None) -> tuple[StoredWorkflow, Workflow]:
+    def accessible_workflow(self, workflow_id: str, version: int | None) -> tuple[StoredWorkflow, Workflow]:
         stored = self.lookup.workflow(workflow_id)
         try:
             workflow = stored.get_internal_version(version)

@@ -17,6 +17,10 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.flat_names import (
+    flat_name,
+    repeat_block,
+)
 from galaxy_mcp_analysis.core.input_problems import (
     BAD_CONNECTION,
     closest_names,
@@ -125,7 +129,7 @@ class WorkflowDefinitions:
                 state, connected = _step_state(step_dict, format2_steps.get(key))
                 connected |= set(_connection_names(step_dict))
                 problems.extend(
-                    self._tool_state_problems(
+                    self.tool_state_problems(
                         step_dict["tool_id"],
                         step_dict.get("tool_version"),
                         state,
@@ -295,15 +299,16 @@ def _without_runtime_values(state: dict, prefix: str, connected: set[str]) -> di
     for key, value in state.items():
         if key in GALAXY_RUNTIME_KEYS or key.startswith("__"):
             continue
-        name = f"{prefix}{key}"
+        name = flat_name(prefix, key)
         if isinstance(value, dict) and value.get("__class__") in RUNTIME_VALUE_CLASSES:
             connected.add(name)
             continue
         if isinstance(value, dict):
-            result[key] = _without_runtime_values(value, f"{name}|", connected)
+            result[key] = _without_runtime_values(value, name, connected)
         elif isinstance(value, list):
             result[key] = [
-                _without_runtime_values(item, f"{name}_{i}|", connected) if isinstance(item, dict) else item
+                _without_runtime_values(item, flat_name(prefix, repeat_block(key, i)), connected)
+                if isinstance(item, dict) else item
                 for i, item in enumerate(value)
             ]
         else:

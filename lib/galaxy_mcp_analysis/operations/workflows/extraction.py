@@ -128,7 +128,7 @@ class WorkflowExtraction:
         return self.trans.sa_session.get(ImplicitCollectionJobs, group_id).representative_job
 
     def _history_item(self, history, src: str, encoded: str):
-        item = self._input_item(src, encoded, f"{'dataset_ids' if src == 'hda' else 'collection_ids'}[{encoded}]")
+        item = self.input_item(src, encoded, f"{'dataset_ids' if src == 'hda' else 'collection_ids'}[{encoded}]")
         if isinstance(item, InputProblem):
             raise problems_error([item], "create_workflow_from_history", nothing_done="No workflow was created.")
         if item.history_id != history.id:

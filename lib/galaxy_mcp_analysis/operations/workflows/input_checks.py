@@ -37,7 +37,7 @@ INVOCATION_COLLECTION_SOURCES = ("hdca",)
 class WorkflowInputChecks:
     """The problems of one workflow input's value, a mixin of ``Workflows``."""
 
-    def _parameter_input_problems(self, step, value, path: str) -> list[InputProblem]:
+    def parameter_input_problems(self, step, value, path: str) -> list[InputProblem]:
         """A value for a parameter input, checked by the input step's own runtime parameter."""
         if isinstance(value, dict):
             return [
@@ -74,7 +74,7 @@ class WorkflowInputChecks:
             ]
         return []
 
-    def _data_input_problems(self, step, value, path, name, mapped_over, map_sizes, given) -> list[InputProblem]:
+    def data_input_problems(self, step, value, path, name, mapped_over, map_sizes, given) -> list[InputProblem]:
         if not isinstance(value, dict) or "src" not in value:
             return [
                 InputProblem(
@@ -97,7 +97,7 @@ class WorkflowInputChecks:
             ]
         if src not in ("hda", "hdca"):
             return []  # library datasets and URLs: Galaxy's invocation request checks them
-        item = self._input_item(src, value.get("id"), path)
+        item = self.input_item(src, value.get("id"), path)
         if isinstance(item, InputProblem):
             return [item]
         formats = list(_listify((step.tool_inputs or {}).get("format")))
@@ -171,7 +171,7 @@ class WorkflowInputChecks:
             )
         return problems
 
-    def _input_item(self, src: str, encoded: Any, path: str):
+    def input_item(self, src: str, encoded: Any, path: str):
         """The caller's dataset or collection (Galaxy's managers check access), or a problem."""
         if not isinstance(encoded, str) or not encoded:
             return InputProblem(

@@ -21,7 +21,7 @@ class WorkflowInputSchema:
     def get_workflow_input_schema(
         self, workflow_id: str, version: int | None = None, history_id: str | None = None
     ) -> dict[str, Any]:
-        stored, workflow = self._accessible_workflow(workflow_id, version)
+        stored, workflow = self.accessible_workflow(workflow_id, version)
         steps = _ordered_steps(workflow)
         inputs = [self._input_entry(step) for step in steps if step.type in INPUT_KINDS]
         parameters = [self._step_parameters_entry(step, history_id) for step in steps if step.type == "tool"]

@@ -46,7 +46,7 @@ class WorkflowPreflight:
         parameters: dict[str, Any] | None = None,
         version: int | None = None,
     ) -> dict[str, Any]:
-        _, workflow = self._accessible_workflow(workflow_id, version)
+        _, workflow = self.accessible_workflow(workflow_id, version)
         self.lookup.history(history_id, "own")
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         by_index = {step.order_index: step for step in workflow.steps}
@@ -72,7 +72,7 @@ class WorkflowPreflight:
         history_name: str | None = None,
     ) -> dict[str, Any]:
         """Galaxy's invocation, after every input and step parameter is checked (stock method overridden)."""
-        stored, workflow = self._accessible_workflow(workflow_id, None)
+        stored, workflow = self.accessible_workflow(workflow_id, None)
         if history_id:
             self.lookup.history(history_id, "own")
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
@@ -129,9 +129,9 @@ class WorkflowPreflight:
             if value is None:
                 continue
             if step.type == "parameter_input":
-                problems.extend(self._parameter_input_problems(step, value, path))
+                problems.extend(self.parameter_input_problems(step, value, path))
             else:
-                problems.extend(self._data_input_problems(step, value, path, name, mapped_over, map_sizes, given))
+                problems.extend(self.data_input_problems(step, value, path, name, mapped_over, map_sizes, given))
             resolved_inputs[name] = value
             galaxy_inputs[str(index)] = value
         defaulted = _fill_left_out(input_steps, resolved.values, resolved_inputs)
@@ -184,20 +184,12 @@ class WorkflowPreflight:
             step = by_index[found.step_index]
             connected = sorted({connection.input_name for connection in step.input_connections})
             problems.extend(
-                self._tool_state_problems(
+                self.tool_state_problems(
                     step.tool_id, step.tool_version, values, f"parameters.{key}", partial=True, connected=connected
                 )
             )
             galaxy_parameters[str(found.step_index)] = values
         return galaxy_parameters, problems
-
-    def _tool_state_problems(
-        self, tool_id: str, tool_version: str | None, state: dict, path: str, *, partial: bool, connected
-    ) -> list[InputProblem]:
-        """A step's tool parameters, checked as run_tool checks them (the tool-input capability, a mixin of the
-        same manager: calling it directly, a missing capability is an error, never a silently skipped check)."""
-        return list(self.tool_state_problems(tool_id, tool_version, state, path, partial=partial,
-                                             connected=tuple(connected)))
 
 
 _NO_DEFAULT = object()
