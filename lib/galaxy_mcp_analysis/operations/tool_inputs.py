@@ -53,6 +53,7 @@ from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.lookup import or_none
 from galaxy_mcp_analysis.operations.making_inputs import data_inputs
+from galaxy_mcp_analysis.operations.request_handling import GalaxyJudge
 from galaxy_mcp_analysis.operations.request_models import ModelledBundle
 from galaxy_mcp_analysis.operations.tool_models import modelled_parameters
 
@@ -100,6 +101,11 @@ class Preflight:
     normalised: list[dict[str, Any]] = field(default_factory=list)
     #: Parameters passed to Galaxy unjudged: [{path, reason}].
     unchecked: list[dict[str, str]] = field(default_factory=list)
+    #: Values the typed model refused and Galaxy's request handling runs as sent: [{path, model_rule, sent,
+    #: galaxy_reads}].
+    decided_by_galaxy: list[dict[str, Any]] = field(default_factory=list)
+    #: Galaxy's population of the request, when it was asked (reused by the dry run's data checks).
+    judge: Any = None
 
 
 class ToolInputs:
@@ -224,8 +230,12 @@ class ToolInputs:
         ]
         return state, problems, passed
 
-    def preflight(self, tool, inputs: Mapping[str, Any], *, raise_problems: bool) -> Preflight:
-        """run_tool's check of ``inputs``, bare collections on dataset inputs wrapped first; also the dry run's."""
+    def preflight(self, tool, inputs: Mapping[str, Any], *, raise_problems: bool, history=None) -> Preflight:
+        """run_tool's check of ``inputs``, bare collections on dataset inputs wrapped first; also the dry run's.
+
+        With ``history`` (the caller's, where the run would go), a value Galaxy's typed model refuses is
+        judged by Galaxy's own request handling (``operations.request_handling``): let through when Galaxy
+        would run it exactly as sent, and named in ``decided_by_galaxy``."""
         modelled = self._modelled(tool)
         if modelled is None or not isinstance(inputs, Mapping):
             plan = plan_map_over(data_inputs(tool.inputs), dict(inputs) if isinstance(inputs, Mapping) else {})
@@ -244,11 +254,16 @@ class ToolInputs:
         plan = plan_map_over(data_inputs(tool.inputs), rules.nested_to_flat(nested, modelled.parameters) | passed)
         unchecked: list[dict[str, str]] = []
         state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs", unchecked=unchecked)
-        problems = early + problems
+        judge = None
+        if history is not None:  # Galaxy's own request handling judges what its typed model refuses
+            judge = GalaxyJudge(self.trans, tool, history, rules.nested_to_flat(state, modelled.parameters) | passed)
+        problems, decided = _overruled(judge, early + problems, state, [])
         resolved = None
         if not problems:
             resolved, strict_problems = self._resolved(tool, modelled, state)
-            problems += strict_problems
+            problems, decided = _overruled(judge, strict_problems, state, decided)
+            if decided and resolved is None:  # the strict model refuses what Galaxy runs: the request as sent
+                resolved = copy.deepcopy(state)
         problems += self._data_problems(modelled, state)
         map_over: list[dict[str, Any]] = []
         jobs = 1
@@ -259,7 +274,7 @@ class ToolInputs:
         flat = rules.nested_to_flat(state, modelled.parameters) | passed
         normalised = rules.column_labels(nested, modelled.parameters) + defaulted
         return Preflight(True, problems, state, flat, plan.mapped_over, resolved, jobs, map_over,
-                         normalised=normalised, unchecked=unchecked)
+                         normalised=normalised, unchecked=unchecked, decided_by_galaxy=decided, judge=judge)
 
     def _resolved(self, tool, modelled: ModelledTool, state: dict) -> tuple[dict | None, list[InputProblem]]:
         """What Galaxy would run: the strict request with every static default filled in."""
@@ -349,6 +364,16 @@ class ToolInputs:
         for count in counts:
             product *= count
         return entries, product
+
+
+def _overruled(judge, problems: list[InputProblem], state: dict, decided: list[dict]) -> tuple[list, list[dict]]:
+    """The problems Galaxy's request handling does not overrule, and every decision it made so far."""
+    if judge is None or not problems:
+        return problems, decided
+    left, more = judge.overrule(problems, state)
+    known = {entry["path"] for entry in decided}
+    return left, decided + [entry for entry in more if entry["path"] not in known]
+
 
 def _mapped_size(collection, parameter) -> int:
     """Jobs from mapping this collection over the input: one per dataset, or per matching subcollection."""
