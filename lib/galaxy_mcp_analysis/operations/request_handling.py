@@ -8,7 +8,10 @@ error per parameter. The preflight calls that part only (never ``execute``), onc
 """
 
 import copy
-from collections.abc import Mapping
+from collections.abc import (
+    Callable,
+    Mapping,
+)
 from typing import Any
 
 from galaxy import exceptions
@@ -27,8 +30,10 @@ _ITEMS = ("data", "data_collection")
 class GalaxyJudge:
     """Galaxy's population of one request, made on first need and read for each refused path."""
 
-    def __init__(self, trans, tool, history, flat: Mapping[str, Any]):
-        self.trans, self.tool, self.history, self.flat = trans, tool, history, flat
+    def __init__(self, trans, tool, history, flat: Mapping[str, Any] | Callable[[], Mapping[str, Any]]):
+        """``flat``: the request in the flat form Galaxy's legacy API reads, or how to make it when first needed
+        (a valid request never needs it)."""
+        self.trans, self.tool, self.history, self._flat = trans, tool, history, flat
         self._populations: list[tuple[Any, dict[str, str]]] | None = None
         #: Galaxy's own refusal of the whole request (e.g. batch inputs that do not match), if any.
         self.refusal: str | None = None
@@ -38,7 +43,8 @@ class GalaxyJudge:
         if self._populations is None:
             context = proxy_work_context_for_history(self.trans, history=self.history)
             try:
-                states, all_errors, _, _ = self.tool.expand_incoming(context, copy.deepcopy(dict(self.flat)), "legacy")
+                flat = self._flat() if callable(self._flat) else self._flat
+                states, all_errors, _, _ = self.tool.expand_incoming(context, copy.deepcopy(dict(flat)), "legacy")
             except exceptions.MessageException as error:
                 self.refusal = error.err_msg
                 states, all_errors = [], []

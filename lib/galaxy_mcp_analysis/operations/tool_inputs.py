@@ -256,7 +256,9 @@ class ToolInputs:
         state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs", unchecked=unchecked)
         judge = None
         if history is not None:  # Galaxy's own request handling judges what its typed model refuses
-            judge = GalaxyJudge(self.trans, tool, history, rules.nested_to_flat(state, modelled.parameters) | passed)
+            judge = GalaxyJudge(
+                self.trans, tool, history, lambda: rules.nested_to_flat(state, modelled.parameters) | passed
+            )
         problems, decided = _overruled(judge, early + problems, state, [])
         resolved = None
         if not problems:

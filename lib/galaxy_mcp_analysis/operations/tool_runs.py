@@ -101,7 +101,8 @@ class ToolRuns:
         judge = judge or GalaxyJudge(self.trans, tool, history, flat)
         populations = judge.populations()
         if judge.refusal is not None:
-            return [InputProblem("inputs", INVALID_VALUE, judge.refusal, "Fix the inputs Galaxy names and check again.")]
+            fix = "Fix the inputs Galaxy names and check again."
+            return [InputProblem("inputs", INVALID_VALUE, judge.refusal, fix)]
         problems: dict[tuple[str, str], InputProblem] = {}  # a mapped-over request repeats one refusal per job
         for _, errors in populations:
             for problem in population_problems(errors):
