@@ -159,3 +159,13 @@ def test_a_value_the_typed_model_refuses_runs_when_galaxy_runs_it_as_sent(corpus
         error = mcp.call_error("run_tool", history_id=history, tool_id="corpus_groups", inputs=sent, api_key=key)
         assert error.startswith("[VALIDATION_ERROR]") and wrong in error, error
     assert rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}&limit=500", key) == jobs_before
+
+
+def test_a_value_galaxys_population_lets_through_unchecked_stays_refused(corpus):
+    """Galaxy's legacy population keeps any text for a colour ("zz_not_a_colour" would reach the command line),
+    but its typed model refuses it: Galaxy's reading must itself be a value the model takes, so it stays refused."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    checked = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_scalars",
+                          inputs={"colour": "zz_not_a_colour"}, api_key=key)
+    assert checked["valid"] is False and checked["decided_by_galaxy"] == [], checked
+    assert [error["path"] for error in checked["errors"]] == ["inputs.colour"], checked

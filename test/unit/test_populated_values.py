@@ -93,3 +93,13 @@ def test_verdict_lets_through_only_what_every_job_runs_as_sent():
         assert verdict(_problem("inputs.cond.size", rule), sent, [(populated, {})], takes_plain) is None
     # Galaxy refused the whole request (no populated job): nothing is overruled.
     assert verdict(_problem("inputs.cond.size"), sent, [], takes_plain) is None
+
+
+def test_as_read_puts_galaxys_reading_in_place_and_leaves_the_request_alone():
+    from galaxy_mcp_analysis.core.populated_values import as_read
+
+    sent = {"queries": [{"how": {"window": {"strict": "off", "size": 4}}}], "flag": "yes"}
+    read = as_read(sent, [{"path": "inputs.queries[0].how.window.strict", "galaxy_reads": False},
+                          {"path": "inputs.flag", "galaxy_reads": True}])
+    assert read == {"queries": [{"how": {"window": {"strict": False, "size": 4}}}], "flag": True}
+    assert sent["queries"][0]["how"]["window"]["strict"] == "off" and sent["flag"] == "yes"

@@ -12,6 +12,7 @@ the meaning sent is let through, and named in the result's ``decided_by_galaxy``
 Pure: the populated state comes in as plain values (Galaxy's objects are never compared here).
 """
 
+import copy
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -116,3 +117,15 @@ def verdict(
         if key in errors or not kept or not same_meaning(sent, value):
             return None
     return {"path": problem.path, "model_rule": problem.rule, "sent": sent, "galaxy_reads": value}
+
+
+def as_read(state: Any, decided: list[dict[str, Any]]) -> Any:
+    """A copy of the request's nested state with each value Galaxy decided as Galaxy reads it (``"off"``: false)."""
+    read = copy.deepcopy(state)
+    for entry in decided:
+        *parents, last = path_steps(entry["path"])
+        target = read
+        for step in parents:
+            target = target[step]
+        target[last] = entry["galaxy_reads"]
+    return read

@@ -43,6 +43,7 @@ from galaxy_mcp_analysis.core.input_problems import (
     WRONG_TYPE,
 )
 from galaxy_mcp_analysis.core.map_over import plan_map_over
+from galaxy_mcp_analysis.core.populated_values import as_read
 from galaxy_mcp_analysis.core.tool_input_problems import (
     collection_type_problem,
     datatype_problem,
@@ -254,18 +255,16 @@ class ToolInputs:
         plan = plan_map_over(data_inputs(tool.inputs), rules.nested_to_flat(nested, modelled.parameters) | passed)
         unchecked: list[dict[str, str]] = []
         state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs", unchecked=unchecked)
-        judge = None
-        if history is not None:  # Galaxy's own request handling judges what its typed model refuses
+        problems = early + problems
+        resolved, judge, decided = None, None, []
+        if not problems:
+            resolved, problems = self._resolved(tool, modelled, state)
+        if problems and history is not None:  # Galaxy's own request handling judges what its typed model refuses
             judge = GalaxyJudge(
                 self.trans, tool, history, lambda: rules.nested_to_flat(state, modelled.parameters) | passed
             )
-        problems, decided = _overruled(judge, early + problems, state, [])
-        resolved = None
-        if not problems:
-            resolved, strict_problems = self._resolved(tool, modelled, state)
-            problems, decided = _overruled(judge, strict_problems, state, decided)
-            if decided and resolved is None:  # the strict model refuses what Galaxy runs: the request as sent
-                resolved = copy.deepcopy(state)
+            problems, decided, judged = self._judged(judge, tool, modelled, problems, state)
+            resolved = judged if decided else resolved
         problems += self._data_problems(modelled, state)
         map_over: list[dict[str, Any]] = []
         jobs = 1
@@ -296,6 +295,28 @@ class ToolInputs:
             return None, []
         resolved = fill_static_defaults(copy.deepcopy(strict.input_state), bundle, tool.profile)
         return rules.legacy_batches(resolved, modelled.parameters), []
+
+    def _judged(self, judge, tool, modelled: ModelledTool, problems: list[InputProblem], state: dict):
+        """``(problems left, decided_by_galaxy, resolved)`` once Galaxy's request handling has judged ``problems``.
+
+        A value Galaxy runs as sent is let through only if Galaxy's own reading of it is a value its typed
+        model takes too (relaxed and strict): what Galaxy's legacy population lets through unchecked (a colour
+        that is no colour) stays refused, as before."""
+        left, decided = judge.overrule(problems, state)
+        if not decided:
+            return problems, [], None
+        read = as_read(state, decided)
+        again = self._state_problems(tool, modelled, read, "inputs")[1]
+        resolved = None
+        if not again:
+            resolved, again = self._resolved(tool, modelled, read)
+        refused = {problem.path for problem in again}
+        original = {problem.path: problem for problem in problems}
+        left += [original[entry["path"]] for entry in decided if entry["path"] in refused]
+        known = {problem.path for problem in left}
+        left += [problem for problem in again if problem.path not in known and problem.path not in original]
+        decided = [entry for entry in decided if entry["path"] not in refused]
+        return left, decided, resolved if not left else None
 
     # ---- Datasets and collections -------------------------------------------------------------------
 
@@ -366,15 +387,6 @@ class ToolInputs:
         for count in counts:
             product *= count
         return entries, product
-
-
-def _overruled(judge, problems: list[InputProblem], state: dict, decided: list[dict]) -> tuple[list, list[dict]]:
-    """The problems Galaxy's request handling does not overrule, and every decision it made so far."""
-    if judge is None or not problems:
-        return problems, decided
-    left, more = judge.overrule(problems, state)
-    known = {entry["path"] for entry in decided}
-    return left, decided + [entry for entry in more if entry["path"] not in known]
 
 
 def _mapped_size(collection, parameter) -> int:
