@@ -24,7 +24,6 @@ purged at the end, which cancels what is still queued.
 """
 
 import concurrent.futures
-import copy
 import queue
 import threading
 import time
@@ -46,7 +45,7 @@ from tool_requests import (
     variants,
 )
 
-from galaxy_mcp_analysis.core.populated_values import path_steps
+from galaxy_mcp_analysis.core.populated_values import replaced_at
 from galaxy_mcp_analysis.testing import (
     error_text,
     McpClient,
@@ -107,18 +106,6 @@ WORKERS = 4
 def judged_on_data(error: dict) -> bool:
     """A refusal Galaxy made against the request's data (the dry run), or options computed from it that offer none."""
     return error["rule"] == "invalid_value" or (error["rule"] == "not_an_option" and error.get("valid_values") == [])
-
-
-def as_sent(request, normalised: list[dict]):
-    """The request with each value the preflight sent in another form (``normalised``: ``c2`` as 2) as sent."""
-    changed = copy.deepcopy(request)
-    for entry in normalised:
-        *parents, last = path_steps(entry["path"])
-        target = changed
-        for step in parents:
-            target = target[step]
-        target[last] = entry["sent"]
-    return changed
 
 
 def served_tool_sources():
@@ -279,7 +266,8 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
             made = len(answer["jobs"])
             if kind == "test" and (made != 1 or answer["mapped_over"]):
                 return kind, "run", [], made  # a test that maps over: its jobs' records are not compared
-            expected = as_sent(expected, check.get("normalised", []))
+            # values the preflight sent in another form (its `normalised`: "c2" as 2) are compared as sent
+            expected = replaced_at(expected, {entry["path"]: entry["sent"] for entry in check.get("normalised", ())})
             if made != 1 or answer["mapped_over"]:  # the comparison reads one job's record
                 return kind, "wrong", [f"{label}: one job expected (datasets sent to dataset inputs), {made} made, "
                                        f"mapped over {answer['mapped_over']}"], made

@@ -121,11 +121,16 @@ def verdict(
 
 def as_read(state: Any, decided: list[dict[str, Any]]) -> Any:
     """A copy of the request's nested state with each value Galaxy decided as Galaxy reads it (``"off"``: false)."""
-    read = copy.deepcopy(state)
-    for entry in decided:
-        *parents, last = path_steps(entry["path"])
-        target = read
+    return replaced_at(state, {entry["path"]: entry["galaxy_reads"] for entry in decided})
+
+
+def replaced_at(state: Any, values: dict[str, Any]) -> Any:
+    """A copy of a nested state with the value at each path (``inputs.rep[0].x``) replaced."""
+    changed = copy.deepcopy(state)
+    for path, value in values.items():
+        *parents, last = path_steps(path)
+        target = changed
         for step in parents:
             target = target[step]
-        target[last] = entry["galaxy_reads"]
-    return read
+        target[last] = value
+    return changed
