@@ -159,8 +159,8 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
     inputs = Inputs(galaxy, mcp, api_key, history_id)
     counts = dict.fromkeys(
         ("tools", "tool_versions", "modelled", "test_cases", "test_cases_galaxy_refuses", "test_cases_not_buildable",
-         "test_cases_checked", "test_cases_run", "test_cases_compared", "generated", "generated_jobs", "values_compared", "mutations",
-         "mutations_refused", "tool_versions_without_buildable_inputs", "runs_refused_on_content",
+         "test_cases_checked", "test_cases_run", "test_cases_compared", "generated", "generated_jobs",
+         "values_compared", "mutations", "mutations_refused", "tool_versions_without_buildable_inputs", "runs_refused_on_content",
          "checks_refused_on_content", "refused_for_reference_data"), 0)
     failures: list[str] = []
     checks: list[tuple] = []  # (kind, label, tool_id, version, sent, expected, is_default)
