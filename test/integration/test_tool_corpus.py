@@ -125,3 +125,47 @@ def test_a_test_value_without_a_branch_runs_with_no_inner_parameters(corpus):
     refused = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_branch_values",
                           inputs={**inputs, "trimming": {"how": "manual"}}, api_key=key)
     assert [error["path"] for error in refused["errors"]] == ["inputs.trimming.how"], refused
+
+
+@pytest.mark.parametrize("form", ["nested", "flat"])
+def test_a_value_the_typed_model_refuses_runs_when_galaxy_runs_it_as_sent(corpus, form):
+    """Issue 41, item 4: Galaxy's own request handling is the judge where its typed model refuses a value.
+    "no" / "off" for a boolean (a repeat, a conditional and a section deep) is false to Galaxy, as sent: it runs,
+    named in `decided_by_galaxy`, and the job records false (the default is true). What Galaxy would read as
+    something else stays refused, with nothing created: "nope" (false to Galaxy, but not what was written),
+    2.5 for an integer (Galaxy's int() makes it 2), "4.0" (Galaxy refuses it too)."""
+    mcp, key, history = corpus["mcp"], corpus["key"], corpus["history"]
+    path = "inputs.queries[0].how.window.strict"
+
+    def request(strict, size=4):
+        if form == "nested":
+            return {"queries": [{"term": "t", "how": {"mode": "window", "window": {"size": size, "strict": strict}}}]}
+        return {"queries_0|term": "t", "queries_0|how|mode": "window", "queries_0|how|window|size": size,
+                "queries_0|how|window|strict": strict}
+
+    given = "no" if form == "nested" else "off"
+    result, text, recorded = run(corpus, "corpus_groups", request(given))
+    assert result["decided_by_galaxy"] == [
+        {"path": path, "model_rule": "wrong_type", "sent": given, "galaxy_reads": False}], result["decided_by_galaxy"]
+    assert "window=4 strict=false" in text, text
+    assert recorded["queries"][0]["how"]["window"]["strict"] is False, recorded
+    jobs_before = rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}&limit=500", key)
+    for sent, wrong in ((request("nope"), path), (request(True, 2.5), path.replace("strict", "size")),
+                        (request(True, "4.0"), path.replace("strict", "size"))):
+        checked = mcp.call_ok("check_tool_inputs", history_id=history, tool_id="corpus_groups", inputs=sent,
+                              api_key=key)
+        assert checked["valid"] is False and checked["decided_by_galaxy"] == [], checked
+        assert [(error["path"], error["rule"]) for error in checked["errors"]] == [(wrong, "wrong_type")], checked
+        error = mcp.call_error("run_tool", history_id=history, tool_id="corpus_groups", inputs=sent, api_key=key)
+        assert error.startswith("[VALIDATION_ERROR]") and wrong in error, error
+    assert rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}&limit=500", key) == jobs_before
+
+
+def test_a_value_galaxys_population_lets_through_unchecked_stays_refused(corpus):
+    """Galaxy's legacy population keeps any text for a colour ("zz_not_a_colour" would reach the command line),
+    but its typed model refuses it: Galaxy's reading must itself be a value the model takes, so it stays refused."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    checked = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_scalars",
+                          inputs={"colour": "zz_not_a_colour"}, api_key=key)
+    assert checked["valid"] is False and checked["decided_by_galaxy"] == [], checked
+    assert [error["path"] for error in checked["errors"]] == ["inputs.colour"], checked

@@ -3,8 +3,10 @@
 (a) Each tool's own <tests> cases (Galaxy's test-case model, ``test_case_state``): their test
     data files are not shipped in galaxy-app, so each file becomes a small synthetic dataset of
     its declared (or suffix) datatype, each collection one built by create_collection; each case
-    must pass check_tool_inputs, and, for the default version, run_tool must create jobs (their
-    parameters are not compared). The cases this cannot use are named in UNUSABLE_TEST_CASES.
+    must pass check_tool_inputs, and, for the default version, run_tool must create jobs; a case making
+    one job has that job's recorded parameters compared with the case as in (b) (values the preflight
+    sent in another form, its `normalised`, as sent). The cases this cannot use are named in
+    UNUSABLE_TEST_CASES.
 (b) Requests generated from each tool's get_tool_input_schema (the defaults, each select option,
     each conditional branch, each repeat at min and min+1 blocks) pass the check, and, for the
     default version, run_tool creates one job whose record Galaxy returns (``/api/jobs/{id}?full=true``)
@@ -43,6 +45,7 @@ from tool_requests import (
     variants,
 )
 
+from galaxy_mcp_analysis.core.populated_values import replaced_at
 from galaxy_mcp_analysis.testing import (
     error_text,
     McpClient,
@@ -156,8 +159,8 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
     inputs = Inputs(galaxy, mcp, api_key, history_id)
     counts = dict.fromkeys(
         ("tools", "tool_versions", "modelled", "test_cases", "test_cases_galaxy_refuses", "test_cases_not_buildable",
-         "test_cases_checked", "test_cases_run", "generated", "generated_jobs", "values_compared", "mutations",
-         "mutations_refused", "tool_versions_without_buildable_inputs", "runs_refused_on_content",
+         "test_cases_checked", "test_cases_run", "test_cases_compared", "generated", "generated_jobs",
+         "values_compared", "mutations", "mutations_refused", "tool_versions_without_buildable_inputs", "runs_refused_on_content",
          "checks_refused_on_content", "refused_for_reference_data"), 0)
     failures: list[str] = []
     checks: list[tuple] = []  # (kind, label, tool_id, version, sent, expected, is_default)
@@ -188,7 +191,7 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
             counts["test_cases_galaxy_refuses"] += outcome == "Galaxy refuses"
             counts["test_cases_not_buildable"] += outcome == "not buildable"
             if outcome == "built":
-                checks.append(("test", label, tool_id, version, request, None, is_default))
+                checks.append(("test", label, tool_id, version, request, request, is_default))
             else:
                 unusable[label] = outcome
                 print(f"  {outcome}: {label}: {request[:160]}")
@@ -260,9 +263,11 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
             answer = result.structured_content
             if not answer["jobs"] or answer.get("errors"):
                 return kind, "wrong", [f"{label}: no job created: {answer.get('errors')}"], 0
-            if kind == "test":
-                return kind, "run", [], len(answer["jobs"])
             made = len(answer["jobs"])
+            if kind == "test" and (made != 1 or answer["mapped_over"]):
+                return kind, "run", [], made  # a test that maps over: its jobs' records are not compared
+            # values the preflight sent in another form (its `normalised`: "c2" as 2) are compared as sent
+            expected = replaced_at(expected, {entry["path"]: entry["sent"] for entry in check.get("normalised", ())})
             if made != 1 or answer["mapped_over"]:  # the comparison reads one job's record
                 return kind, "wrong", [f"{label}: one job expected (datasets sent to dataset inputs), {made} made, "
                                        f"mapped over {answer['mapped_over']}"], made
@@ -272,6 +277,7 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
             if not problems:
                 with compared_lock:
                     counts["values_compared"] += sum(1 for _ in leaves(expected))
+                    counts["test_cases_compared"] += kind == "test"
             return kind, "run", [f"{label}: {problem}" for problem in problems], len(answer["jobs"])
         finally:
             clients.put(client)
@@ -316,6 +322,6 @@ def test_the_preflight_agrees_with_galaxy_over_the_whole_toolbox(galaxy, mcp, ap
     assert counts["tools"] >= 90 and counts["modelled"] == counts["tool_versions"] - 1
     assert set(REFERENCE_DATA_TOOLS) <= set(default_versions), set(REFERENCE_DATA_TOOLS) - set(default_versions)
     assert counts["test_cases_checked"] >= 80 and counts["mutations_refused"] == counts["mutations"] >= 75
-    assert counts["generated_jobs"] >= 90 and counts["test_cases_run"] >= 70
+    assert counts["generated_jobs"] >= 90 and counts["test_cases_run"] >= 70 and counts["test_cases_compared"] >= 60
     assert counts["runs_refused_on_content"] - counts["refused_for_reference_data"] <= len(CONTENT_DEPENDENT)
 

@@ -43,6 +43,7 @@ from galaxy_mcp_analysis.core.input_problems import (
     WRONG_TYPE,
 )
 from galaxy_mcp_analysis.core.map_over import plan_map_over
+from galaxy_mcp_analysis.core.populated_values import as_read
 from galaxy_mcp_analysis.core.tool_input_problems import (
     collection_type_problem,
     datatype_problem,
@@ -53,6 +54,7 @@ from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.declared_inputs import data_inputs
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
 from galaxy_mcp_analysis.operations.lookup import or_none
+from galaxy_mcp_analysis.operations.request_handling import GalaxyJudge
 from galaxy_mcp_analysis.operations.request_models import ModelledBundle
 from galaxy_mcp_analysis.operations.tool_models import modelled_parameters
 
@@ -100,6 +102,11 @@ class Preflight:
     normalised: list[dict[str, Any]] = field(default_factory=list)
     #: Parameters passed to Galaxy unjudged: [{path, reason}].
     unchecked: list[dict[str, str]] = field(default_factory=list)
+    #: Values the typed model refused and Galaxy's request handling runs as sent: [{path, model_rule, sent,
+    #: galaxy_reads}].
+    decided_by_galaxy: list[dict[str, Any]] = field(default_factory=list)
+    #: Galaxy's population of the request, when it was asked (reused by the dry run's data checks).
+    judge: Any = None
 
 
 class ToolInputs:
@@ -224,8 +231,12 @@ class ToolInputs:
         ]
         return state, problems, passed
 
-    def preflight(self, tool, inputs: Mapping[str, Any], *, raise_problems: bool) -> Preflight:
-        """run_tool's check of ``inputs``, bare collections on dataset inputs wrapped first; also the dry run's."""
+    def preflight(self, tool, inputs: Mapping[str, Any], *, raise_problems: bool, history=None) -> Preflight:
+        """run_tool's check of ``inputs``, bare collections on dataset inputs wrapped first; also the dry run's.
+
+        With ``history`` (the caller's, where the run would go), a value Galaxy's typed model refuses is
+        judged by Galaxy's own request handling (``operations.request_handling``): let through when Galaxy
+        would run it exactly as sent, and named in ``decided_by_galaxy``."""
         modelled = self._modelled(tool)
         if modelled is None or not isinstance(inputs, Mapping):
             plan = plan_map_over(data_inputs(tool.inputs), dict(inputs) if isinstance(inputs, Mapping) else {})
@@ -245,10 +256,15 @@ class ToolInputs:
         unchecked: list[dict[str, str]] = []
         state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs", unchecked=unchecked)
         problems = early + problems
-        resolved = None
+        resolved, judge, decided = None, None, []
         if not problems:
-            resolved, strict_problems = self._resolved(tool, modelled, state)
-            problems += strict_problems
+            resolved, problems = self._resolved(tool, modelled, state)
+        if problems and history is not None:  # Galaxy's own request handling judges what its typed model refuses
+            judge = GalaxyJudge(
+                self.trans, tool, history, lambda: rules.nested_to_flat(state, modelled.parameters) | passed
+            )
+            problems, decided, judged = self._judged(judge, tool, modelled, problems, state)
+            resolved = judged if decided else resolved
         problems += self._data_problems(modelled, state)
         map_over: list[dict[str, Any]] = []
         jobs = 1
@@ -259,7 +275,7 @@ class ToolInputs:
         flat = rules.nested_to_flat(state, modelled.parameters) | passed
         normalised = rules.column_labels(nested, modelled.parameters) + defaulted
         return Preflight(True, problems, state, flat, plan.mapped_over, resolved, jobs, map_over,
-                         normalised=normalised, unchecked=unchecked)
+                         normalised=normalised, unchecked=unchecked, decided_by_galaxy=decided, judge=judge)
 
     def _resolved(self, tool, modelled: ModelledTool, state: dict) -> tuple[dict | None, list[InputProblem]]:
         """What Galaxy would run: the strict request with every static default filled in."""
@@ -279,6 +295,28 @@ class ToolInputs:
             return None, []
         resolved = fill_static_defaults(copy.deepcopy(strict.input_state), bundle, tool.profile)
         return rules.legacy_batches(resolved, modelled.parameters), []
+
+    def _judged(self, judge, tool, modelled: ModelledTool, problems: list[InputProblem], state: dict):
+        """``(problems left, decided_by_galaxy, resolved)`` once Galaxy's request handling has judged ``problems``.
+
+        A value Galaxy runs as sent is let through only if Galaxy's own reading of it is a value its typed
+        model takes too (relaxed and strict): what Galaxy's legacy population lets through unchecked (a colour
+        that is no colour) stays refused, as before."""
+        left, decided = judge.overrule(problems, state)
+        if not decided:
+            return problems, [], None
+        read = as_read(state, decided)
+        again = self._state_problems(tool, modelled, read, "inputs")[1]
+        resolved = None
+        if not again:
+            resolved, again = self._resolved(tool, modelled, read)
+        refused = {problem.path for problem in again}
+        original = {problem.path: problem for problem in problems}
+        left += [original[entry["path"]] for entry in decided if entry["path"] in refused]
+        known = {problem.path for problem in left}
+        left += [problem for problem in again if problem.path not in known and problem.path not in original]
+        decided = [entry for entry in decided if entry["path"] not in refused]
+        return left, decided, resolved if not left else None
 
     # ---- Datasets and collections -------------------------------------------------------------------
 
@@ -349,6 +387,7 @@ class ToolInputs:
         for count in counts:
             product *= count
         return entries, product
+
 
 def _mapped_size(collection, parameter) -> int:
     """Jobs from mapping this collection over the input: one per dataset, or per matching subcollection."""

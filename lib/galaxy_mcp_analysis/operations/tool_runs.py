@@ -7,11 +7,9 @@ refuses, ``run_tool`` refuses it before any job exists, or hands Galaxy's run_to
 the flat form Galaxy's legacy tool API takes.
 """
 
-import copy
 from typing import Any
 
 from galaxy import exceptions
-from galaxy.work.context import proxy_work_context_for_history
 
 from galaxy_mcp_analysis.core.collection_summary import collection_fields
 from galaxy_mcp_analysis.core.input_problems import (
@@ -20,6 +18,7 @@ from galaxy_mcp_analysis.core.input_problems import (
     problems_error,
 )
 from galaxy_mcp_analysis.core.tool_input_problems import population_problems
+from galaxy_mcp_analysis.operations.request_handling import GalaxyJudge
 
 
 class ToolRuns:
@@ -32,7 +31,7 @@ class ToolRuns:
         tool = self.lookup.tool(tool_id)
         self.check_input_references(inputs)
         history = self.lookup.history(history_id, "write")
-        checked = self.preflight(tool, inputs, raise_problems=True)
+        checked = self.preflight(tool, inputs, raise_problems=True, history=history)
         try:
             result = super().run_tool(history_id, tool_id, checked.flat)
         except exceptions.RequestParameterInvalidException as refused:
@@ -53,6 +52,7 @@ class ToolRuns:
             "mapped_over": checked.mapped_over,
             "inputs_checked": checked.modelled,
             "unchecked": checked.unchecked,
+            "decided_by_galaxy": checked.decided_by_galaxy,
         }
         if checked.normalised:
             summary["normalised"] = checked.normalised
@@ -66,10 +66,10 @@ class ToolRuns:
         tool = self.lookup.tool(tool_id, tool_version)
         history = self.lookup.history(history_id, "write")
         self.check_input_references(inputs)
-        checked = self.preflight(tool, inputs, raise_problems=False)
+        checked = self.preflight(tool, inputs, raise_problems=False, history=history)
         if not checked.problems:
             # run_tool's answer too: Galaxy refuses these when it populates the request against the data.
-            checked.problems += self._population_problems(tool, history, checked.flat)
+            checked.problems += self._population_problems(tool, history, checked.flat, checked.judge)
         answer: dict[str, Any] = {
             "tool_id": tool.id,
             "tool_version": tool.version,
@@ -78,6 +78,7 @@ class ToolRuns:
             "modelled": checked.modelled,
             "inputs_checked": checked.modelled,
             "unchecked": checked.unchecked,
+            "decided_by_galaxy": checked.decided_by_galaxy,
         }
         if not checked.modelled:
             return answer | {
@@ -94,16 +95,16 @@ class ToolRuns:
             **({"normalised": checked.normalised} if checked.normalised else {}),
         }
 
-    def _population_problems(self, tool, history, flat: dict[str, Any]) -> list[InputProblem]:
+    def _population_problems(self, tool, history, flat: dict[str, Any], judge=None) -> list[InputProblem]:
         """What Galaxy's own population of the request (the step of its run_tool before any job is made)
         refuses, for the dry run to agree with the run: rules that depend on the data, not the tool."""
-        context = proxy_work_context_for_history(self.trans, history=history)
-        try:
-            _, all_errors, _, _ = tool.expand_incoming(context, copy.deepcopy(flat), "legacy")
-        except exceptions.MessageException as error:
-            return [InputProblem("inputs", INVALID_VALUE, error.err_msg, "Fix the inputs Galaxy names and check again.")]
+        judge = judge or GalaxyJudge(self.trans, tool, history, flat)
+        populations = judge.populations()
+        if judge.refusal is not None:
+            fix = "Fix the inputs Galaxy names and check again."
+            return [InputProblem("inputs", INVALID_VALUE, judge.refusal, fix)]
         problems: dict[tuple[str, str], InputProblem] = {}  # a mapped-over request repeats one refusal per job
-        for errors in all_errors:
+        for _, errors in populations:
             for problem in population_problems(errors):
                 problems.setdefault((problem.path, problem.message), problem)
         return [self.column_rule(tool, problem, flat) for problem in problems.values()]

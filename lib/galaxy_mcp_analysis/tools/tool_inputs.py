@@ -50,13 +50,14 @@ def check_tool_inputs(
     ],
     tool_version: ToolVersion = None,
 ) -> dict[str, Any]:
-    """Check run_tool inputs without running anything: the same checks run_tool makes first.
+    """Check run_tool inputs as a dry run: run_tool's own checks.
 
     Returns valid, errors [{path, rule, message, suggestion, valid_values?}], resolved_inputs (the
-    full state Galaxy would run, defaults applied), jobs_expected (1, or the map-over size),
+    state Galaxy would run, defaults applied), jobs_expected (1, or the map-over size),
     map_over [{input, collection_id, collection_type, jobs}], mapped_over (bare collections
-    wrapped), modelled, unchecked [{path, reason}] (passed to Galaxy unjudged). Rules: unknown_parameter (closest names), not_an_option, unselected_branch,
-    missing_required, wrong_type, out_of_range, datatype_not_accepted (no implicit conversion),
+    wrapped), modelled, unchecked [{path, reason}] (passed to Galaxy unjudged), decided_by_galaxy
+    (values Galaxy runs as sent though its model refused). Rules: unknown_parameter, not_an_option,
+    unselected_branch, missing_required, wrong_type, out_of_range, datatype_not_accepted,
     collection_type_not_accepted. Invalid inputs are a successful check (valid=false).
 
     Example: check_tool_inputs(history_id="f2db41e1fa331b3e", tool_id="sort1", inputs={"input":

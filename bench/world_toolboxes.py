@@ -1,0 +1,164 @@
+"""False refusals on published toolboxes: every ``<tests>`` case of their tools through a live Galaxy's preflight.
+
+    .venv/bin/python bench/world_toolboxes.py /tmp/world/tool_conf.xml [--out result.json] [--every N]
+
+check-toolbox judges test cases with Galaxy's typed model alone (no Galaxy running); since issue 41 a value that
+model refuses is judged by Galaxy's own request handling, which needs a Galaxy with the toolbox loaded and the
+caller's datasets. This starts one (the tests' launcher: ``make serve TOOL_CONF=...``, 127.0.0.1, a temporary
+data directory, stopped by its process group at the end), uploads a small synthetic dataset per datatype the tests
+name (``test/integration/tool_requests.py``, as the sweep does: the tests' files are not fetched), and sends each
+case, nested and flat, to ``check_tool_inputs``. Each refusal is classified:
+
+- ``model``: a problem the preflight found (typed model, datatype rule) that Galaxy's request handling does not
+  overrule: counted as a false refusal unless Galaxy itself refuses the same case (see ``galaxy_refuses``);
+- ``galaxy``: Galaxy's own population refuses the request (its data-dependent rules on synthetic data, or the
+  test names an option or input Galaxy lacks too).
+
+``decided_by_galaxy`` cases are those the typed model alone refused (before issue 41's change) and Galaxy runs as
+sent: "before" refusals are the "after" ones plus these. Read the wrappers; never copy them into this repository.
+"""
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "integration"))
+
+from tool_requests import (  # noqa: E402  (the sweep's synthetic inputs)
+    Inputs,
+    replace_test_files,
+)
+
+from galaxy_mcp_analysis.core import tool_inputs as rules  # noqa: E402
+from galaxy_mcp_analysis.testing import (  # noqa: E402
+    McpClient,
+    rest,
+)
+from galaxy_mcp_analysis.testing.client import McpToolError  # noqa: E402
+from galaxy_mcp_analysis.testing import launcher  # noqa: E402
+from galaxy_mcp_analysis.toolbox_check import (  # noqa: E402
+    tool_files,
+    tool_parameters,
+    tool_test_cases,
+)
+
+#: The suggestion of a problem Galaxy's population of the request made (core.tool_input_problems).
+GALAXY_JUDGED = "Galaxy judged this value"
+
+
+class WorldInputs(Inputs):
+    """The sweep's synthetic datasets; a test file whose suffix names no datatype of this Galaxy becomes text."""
+
+    def dataset(self, ext: str, copy: int = 1) -> str:
+        try:
+            return super().dataset(ext, copy)
+        except McpToolError:
+            self.datasets[ext if copy == 1 else f"{ext} #{copy}"] = super().dataset("txt", copy)
+            return self.datasets[ext if copy == 1 else f"{ext} #{copy}"]
+
+
+def cases_of(conf: Path, every: int):
+    """(tool_id, version, number, nested request with File/Collection placeholders, parameters) of each case."""
+    from galaxy.tool_util.parser import get_tool_source
+
+    for index, path in enumerate(tool_files([conf])):
+        if index % every:
+            continue
+        try:
+            source = get_tool_source(str(path))
+            parameters = tool_parameters(source)
+        except Exception as error:  # Galaxy cannot parse or model it: run_tool passes such a tool's inputs on
+            yield str(path), None, 0, f"unmodelled: {type(error).__name__}", None
+            continue
+        for number, state in tool_test_cases(source, parameters):
+            yield source.parse_id(), source.parse_version(), number, state, parameters
+
+
+def origin(error: dict) -> str:
+    if error["rule"] == "datatype_not_accepted":
+        return "datatype"  # the synthetic dataset's type (a test file's suffix that is no datatype became txt)
+    return "galaxy" if GALAXY_JUDGED in (error.get("suggestion") or "") or error["path"] == "inputs" else "model"
+
+
+def check_case(mcp, key, history_id, tool_id, version, request) -> dict:
+    try:
+        answer = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id=tool_id, tool_version=version,
+                             inputs=request, api_key=key)
+    except McpToolError as error:
+        return {"outcome": "error", "error": str(error)[:300]}
+    errors = [{k: e.get(k) for k in ("path", "rule", "message", "suggestion")} for e in answer["errors"]]
+    origins = {origin(e) for e in errors}
+    outcome = "accepted" if answer["valid"] else (
+        "refused by the preflight" if "model" in origins else
+        "refused on datatype" if "datatype" in origins else "refused by galaxy")
+    return {"outcome": outcome, "errors": errors, "decided_by_galaxy": answer.get("decided_by_galaxy", [])}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("tool_conf", type=Path)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--every", type=int, default=1, help="every Nth tool file of the tool_conf")
+    arguments = parser.parse_args()
+    began = time.monotonic()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="world-toolbox-") as directory:
+        launcher.STARTUP_TIMEOUT_SECONDS = 1800  # hundreds of wrappers load slowly on a shared machine
+        galaxy = launcher.LaunchedGalaxy(Path(directory) / "data", tool_confs=[arguments.tool_conf]).start()
+        try:
+            started = time.monotonic() - began
+            with McpClient(galaxy.mcp_url) as mcp:
+                key = galaxy.api_key
+                history_id = mcp.call_ok("create_history", name="world toolbox", api_key=key)["id"]
+                inputs = WorldInputs(galaxy, mcp, key, history_id)
+                for tool_id, version, number, state, parameters in cases_of(arguments.tool_conf, arguments.every):
+                    label = f"{tool_id} {version} test {number}"
+                    if parameters is None:
+                        results.append({"case": label, "outcome": state})
+                        continue
+                    try:
+                        request = replace_test_files(state, inputs)
+                    except McpToolError as error:
+                        results.append({"case": label, "outcome": "not buildable", "error": str(error)[:200]})
+                        continue
+                    for form, sent in (("nested", request), ("flat", rules.nested_to_flat(request, parameters))):
+                        result = check_case(mcp, key, history_id, tool_id, version, sent)
+                        results.append({"case": label, "form": form, **result})
+                        print(label, form, result["outcome"], json.dumps(result.get("errors", []))[:300], flush=True)
+                rest(galaxy.galaxy_url, f"/api/histories/{history_id}", key, {"purge": True}, method="DELETE")
+        finally:
+            galaxy.stop()
+    summary = summarise(results)
+    summary.update(galaxy_start_seconds=round(started, 1), seconds=round(time.monotonic() - began, 1))
+    print(json.dumps(summary, indent=1))
+    if arguments.out:
+        arguments.out.write_text(json.dumps({"summary": summary, "results": results}, indent=1))
+    return 0
+
+
+def summarise(results: list[dict]) -> dict:
+    checked = [r for r in results if "form" in r]
+    count = lambda outcome: sum(r["outcome"] == outcome for r in checked)  # noqa: E731
+    return {
+        "tools": len({r["case"].rsplit(" test ", 1)[0] for r in results}),
+        "cases": len({r["case"] for r in checked}),
+        "requests": len(checked),
+        "accepted": count("accepted"),
+        "refused_by_galaxy": count("refused by galaxy"),
+        "refused_by_the_preflight": count("refused by the preflight"),
+        "refused_on_datatype": count("refused on datatype"),
+        "errors": count("error"),
+        "decided_by_galaxy": sum(bool(r.get("decided_by_galaxy")) for r in checked),
+        "refused_before_change": count("refused by the preflight") + count("refused by galaxy")
+        + count("refused on datatype")
+        + sum(bool(r.get("decided_by_galaxy")) and r["outcome"] == "accepted" for r in checked),
+        "not_buildable": sum(r["outcome"] == "not buildable" for r in results),
+        "unmodelled": sum(r["outcome"].startswith("unmodelled") for r in results),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
