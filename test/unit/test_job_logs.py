@@ -19,6 +19,7 @@ from galaxy_mcp_analysis.core.job_logs import (
 )
 from galaxy_mcp_analysis.core.waiting import (
     MAX_INTERVAL_SECONDS,
+    paused_explanation,
     poll_until,
     wait_budget,
     WaitArgumentError,
@@ -283,3 +284,28 @@ def test_the_wait_cap_is_an_admin_setting():
 
     assert Settings().max_wait_seconds == 120
     assert Settings.from_environ({"GALAXY_MCP_ANALYSIS_MAX_WAIT_SECONDS": "30"}).max_wait_seconds == 30
+
+
+def test_an_output_that_failed_on_its_own_is_judged_by_its_state_not_its_size():
+    """An upload declared bam whose text fails Galaxy's check: the job is ok, the dataset error and 0 bytes."""
+    verdict = judge_outputs("ok", [output(failed=True)], JobEvidence())
+    assert (verdict.empty_outputs, verdict.suspected_silent_failure) == ([], False)
+
+
+# ---- a paused job: what resumes it is its failed input's own repair ----
+
+ERRORED = [{"dataset_id": "d1", "name": "cut", "job_id": "j1"}]
+
+
+def test_a_job_paused_behind_a_replaceable_failure_resumes_once_it_is_replaced():
+    repair = "rerun_job(job_id='j1', changes=..., replace_outputs=true): the new outputs take these places."
+    said = paused_explanation("input in error", ERRORED, repair, "p1")["resume_with"]
+    assert said.startswith("Fix the failed input: rerun_job(job_id='j1', changes=..., replace_outputs=true)")
+    assert "places; once that succeeds, Galaxy resumes this job" in said  # one sentence, no ".;"
+
+
+def test_a_job_paused_behind_a_failed_upload_is_rerun_on_the_new_upload():
+    repair = "create_dataset_from_text(history_id='h', content='x', file_type=...): Galaxy does not rerun uploads."
+    said = paused_explanation("input in error", ERRORED, repair, "p1")["resume_with"]
+    assert "create_dataset_from_text(" in said and "rerun_job(job_id='p1', changes=...)" in said
+    assert "Galaxy resumes" not in said

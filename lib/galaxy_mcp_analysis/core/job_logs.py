@@ -26,7 +26,9 @@ suspect, whatever the logs say:
 - outputs of a job whose every data input is empty: empty in, empty out.
 
 Visibility does not matter (the element datasets of a mapped run are hidden),
-and an output whose size is unknown (purged, never stored) is never empty.
+an output whose size is unknown (purged, never stored) is never empty, and an output
+that failed on its own (an upload's datatype check: ``failed_outputs``) is judged by
+its state, not its size.
 """
 
 import re
@@ -112,6 +114,7 @@ class JobOutput:
     size: int | None  # bytes; None when unknown (purged, not stored)
     optional: bool = False  # declared with a <filter>: produced on request, may rightly be empty
     discovered: bool = False  # written at the tool's discretion (discover_datasets)
+    failed: bool = False  # the dataset itself failed (error, failed_metadata): its state says so, not its size
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def judge_outputs(job_state: str, outputs: Iterable[JobOutput], evidence: JobEvi
     """
     if job_state != "ok":
         return OutputVerdict([], False)
-    described = [_describe_empty(output, evidence) for output in outputs if output.size == 0]
+    described = [_describe_empty(output, evidence) for output in outputs if output.size == 0 and not output.failed]
     if not described:
         return OutputVerdict([], False)
     return OutputVerdict(described, any(not entry["may_be_empty"] for entry in described), evidence.fields())
@@ -173,9 +176,10 @@ def _describe_empty(output: JobOutput, evidence: JobEvidence) -> dict[str, Any]:
         said = f"wrote {evidence.tool_stderr_bytes} bytes to stderr" if evidence.tool_stderr_bytes else "has a warning"
         may_be_empty, why = False, f"the tool {said} (see tool_stderr, job_messages) and left this output empty"
     else:
+        code = "no exit code" if evidence.exit_code is None else f"exit code {evidence.exit_code}"
         may_be_empty, why = True, (
-            f"exit code {evidence.exit_code}, nothing on stderr, no warning: an empty result can be right (a filter "
-            "that kept no rows); if not, compare get_job_parameters with the input (peek_dataset_content)"
+            f"{code}, nothing on stderr, no warning: an empty result can be right (a filter that kept no rows); "
+            "if not, compare get_job_parameters with the input (peek_dataset_content)"
         )
     return {
         "name": output.name,

@@ -113,11 +113,12 @@ def paused_explanation(
             then = "once that succeeds, Galaxy resumes this job"
         else:  # a new dataset beside the failed one: this job must be run again on it
             then = f"then rerun this job on the new dataset: rerun_job(job_id={job_id!r}, changes=...)"
+        fix = (repair or "no repair is known for it").rstrip(".")
         return {
             "paused_reason": info or "An input of this job is in the error state.",
             "errored_inputs": errored_inputs,
             "resume_with": (
-                f"Fix the failed input: {repair or 'no repair is known for it'}; {then}; or delete this job's "
+                f"Fix the failed input: {fix}; {then}; or delete this job's "
                 "outputs (delete_history_items) if it is no longer wanted."
             ),
         }

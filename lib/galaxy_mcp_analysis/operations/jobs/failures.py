@@ -184,6 +184,7 @@ def job_output(association, tool, encode_id: Callable[[int], str]) -> JobOutput:
         name=association.name,
         dataset_id=encode_id(hda.id),
         size=_size(hda),
+        failed=hda.state in ("error", "failed_metadata"),
         optional=declared is not None and bool(declared.filters),
         discovered=discovered or (declared is not None and _discovers_datasets(declared)),
     )
