@@ -331,7 +331,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_managing.py::test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it"),
         ("[VALIDATION_ERROR] changes that do not fit, an upload",
          "test_debugging_signals.py::test_a_failed_upload_is_repaired_by_uploading_its_recorded_content_again"),
-        ("Failed or ok job: new outputs take its outputs' places",
+        ("with replace_outputs, replaced (new outputs take the old ones' hid, name, visibility; old hidden)",
          "test_debugging_signals.py::test_an_ok_jobs_wrong_result_is_replaced_where_it_was"),
         ("[AUTHORIZATION_ERROR] not yours", ACCESS),
         ("Returns run_tool's result plus rerun_of", "test_results_carry_the_fields_they_name"),
@@ -343,7 +343,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_managing.py::test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it"),
         ("[VALIDATION_ERROR] changes that do not fit",
          "test_managing.py::test_a_change_that_does_not_fit_the_recorded_inputs_is_refused"),
-        ("or whose outputs jobs read",
+        ("or one whose outputs jobs read",
          "test_waits_and_failures.py::test_a_flagged_job_whose_output_was_read_is_told_to_rerun_beside_it"),
     ],
     "cancel_job": [
@@ -529,7 +529,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
     ],
     "create_workflow_from_history": [
         ("Errors: [VALIDATION_ERROR], [AUTHORIZATION_ERROR]", ACCESS),
-        ("(a mapped run is one step)",
+        ("(a mapped run is one step,",
          "test_workflows.py::test_an_analysis_run_by_hand_is_saved_as_a_workflow_that_reproduces_it"),
         ("its input a list input: wrap one sample as a one-element list",
          "test_field_report_replay.py::test_the_field_report_analysis_through_mcp_alone"),

@@ -438,7 +438,8 @@ def test_tools_are_declared_read_only_with_the_debugging_path(mcp):
     for name in ("get_job_errors", "wait_for_jobs"):
         assert tools[name].annotations.read_only_hint is True
         assert tools[name].annotations.destructive_hint is False
-    assert "run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content" in tools["get_job_errors"].description
+    assert "Next: peek_dataset_content (a suspect output or input), get_job_parameters, the repair." in tools[
+        "get_job_errors"].description
     assert set(tools["wait_for_jobs"].input_schema["properties"]) == {
         "api_key", "job_ids", "dataset_ids", "history_id", "invocation_id", "timeout_seconds", "since_seconds",
     }
