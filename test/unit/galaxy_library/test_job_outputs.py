@@ -41,10 +41,10 @@ def tool(tmp_path_factory):
     return SimpleNamespace(outputs=outputs, output_collections=collections)
 
 
-def association(name: str, size=Decimal(0), purged=False):
-    """A JobToOutputDatasetAssociation's shape: name, and the hda with its dataset."""
+def association(name: str, size=Decimal(0), purged=False, state="ok"):
+    """A JobToOutputDatasetAssociation's shape: name, and the hda (its state) with its dataset."""
     dataset = SimpleNamespace(file_size=size, purged=purged)
-    return SimpleNamespace(name=name, dataset=SimpleNamespace(id=7, purged=False, dataset=dataset))
+    return SimpleNamespace(name=name, dataset=SimpleNamespace(id=7, purged=False, state=state, dataset=dataset))
 
 
 @pytest.mark.parametrize(
@@ -87,6 +87,11 @@ def test_galaxys_legacy_default_collector_does_not_make_an_ordinary_output_disco
     assert outputs["out_file1"].dataset_collector_descriptions  # Galaxy's legacy default is there
     legacy = SimpleNamespace(outputs=outputs, output_collections=collections)
     assert job_output(association("out_file1"), legacy, str).discovered is False
+
+
+def test_an_output_in_error_is_marked_failed(tool):
+    assert job_output(association("main", state="error"), tool, str).failed is True
+    assert job_output(association("main"), tool, str).failed is False
 
 
 def test_sizes_are_ints_and_purged_or_unknown_sizes_are_none(tool):
