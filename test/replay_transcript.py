@@ -40,6 +40,7 @@ KIND_OF_KEY = {
     "rerun_of": "job",
     "resumed_jobs": "job",
     "metadata_job_id": "job",
+    "failed_dataset_id": "dataset",
 }
 #: The kind of the "id" of objects listed under a key.
 KIND_OF_ITEMS = {
@@ -62,7 +63,7 @@ KIND_OF_MODEL = {
 VOLATILE_KEYS = {"create_time": "<time>", "update_time": "<time>", "waited_seconds": "<seconds>"}
 
 ENCODED_ID = re.compile(r"\b[0-9a-f]{16}(?:[0-9a-f]{16})*\b")
-ID_ARGUMENT = re.compile(r"\b(\w+_id)=([0-9a-f]{16}(?:[0-9a-f]{16})*)\b")
+ID_ARGUMENT = re.compile(r"\b(\w+_id)=(['\"]?)([0-9a-f]{16}(?:[0-9a-f]{16})*)\2(?![0-9a-f])")
 TIMESTAMP = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?\b")
 
 REFERRED_LENGTH = 200  # a document shown once is referred to, not repeated, when longer than this
@@ -90,7 +91,7 @@ class Names:
 
     def text(self, text: str) -> str:
         """Ids inside free text (page markdown, error messages), by the argument that holds them."""
-        text = ID_ARGUMENT.sub(lambda m: f"{m[1]}={self.of(KIND_OF_KEY.get(m[1]), m[2])}", text)
+        text = ID_ARGUMENT.sub(lambda m: f"{m[1]}={m[2]}{self.of(KIND_OF_KEY.get(m[1]), m[3])}{m[2]}", text)
         text = ENCODED_ID.sub(lambda m: self.of(None, m[0]), text)
         return TIMESTAMP.sub("<time>", text)
 

@@ -167,22 +167,28 @@ def test_command_line_only_where_galaxy_shows_it(mcp, api_key, admin_key, failed
 
 
 def test_an_ok_job_with_an_empty_output_is_a_suspected_silent_failure(galaxy, mcp, api_key, jobs_history, table):
-    """Three ways a job ends ok with nothing: exit 0, grep's "no match" 1, and grep's exit 2 for a
-    bad pattern, which Grep1 declares a mere warning (the bakta | tee case of the field report)."""
+    """Three ways a job ends ok with nothing: exit 0, grep's "no match" 1 (both clean: an empty result can be
+    right, and a rerun gives the same), and grep's exit 2 for a bad pattern, which Grep1 declares a mere
+    warning: the job complained, so it is suspect (the bakta | tee case of the field report)."""
     cases = {
-        "exit 0": ("Remove beginning1", {"input": {"src": "hda", "id": table}, "num_lines": 50}, 0),
-        "no match": ("Grep1", grep(table, "nothing-matches-this"), 1),
-        "bad pattern": ("Grep1", grep(table, "(unclosed"), 2),
+        "exit 0": ("Remove beginning1", {"input": {"src": "hda", "id": table}, "num_lines": 50}, 0, False),
+        "no match": ("Grep1", grep(table, "nothing-matches-this"), 1, False),
+        "bad pattern": ("Grep1", grep(table, "(unclosed"), 2, True),
     }
-    for case, (tool_id, inputs, exit_code) in cases.items():
+    for case, (tool_id, inputs, exit_code, suspect) in cases.items():
         job_id, output_id = run_to_end(mcp, api_key, jobs_history, tool_id, inputs)
         report = mcp.call_ok("get_job_errors", job_id=job_id, api_key=api_key)
-        assert (report["state"], report["exit_code"], report["suspected_silent_failure"]) == ("ok", exit_code, True), case
-        assert report["empty_outputs"] == [{"name": "out_file1", "dataset_id": output_id, "size": 0, "may_be_empty": False}]
+        assert (report["state"], report["exit_code"], report["suspected_silent_failure"]) == ("ok", exit_code, suspect), case
+        [empty] = report["empty_outputs"]
+        assert (empty["name"], empty["dataset_id"], empty["size"], empty["may_be_empty"]) == (
+            "out_file1", output_id, 0, not suspect), case
+        assert ("repair" in report) is suspect, case
+        assert report["evidence"]["exit_code"] == exit_code and report["evidence"]["input_sizes"] == [18], report
         assert int(rest(galaxy.galaxy_url, f"/api/datasets/{output_id}", api_key)["file_size"]) == 0
         status = mcp.call_ok("get_job_status", job_id=job_id, api_key=api_key)
         assert status["job"]["id"] == job_id  # Galaxy's own result is kept
-        assert (status["empty_outputs"], status["suspected_silent_failure"]) == (report["empty_outputs"], True)
+        assert (status["empty_outputs"], status["suspected_silent_failure"]) == (report["empty_outputs"], suspect)
+        assert status["evidence"] == report["evidence"]
         if case == "bad pattern":
             assert report["tool_stderr"] == "grep: missing closing parenthesis\n"
             assert report["job_messages"][0]["desc"] == "Warning: Exit code 2 (Select failed)"
@@ -207,7 +213,7 @@ def test_a_mapped_run_is_debugged_element_by_element(galaxy, mcp, api_key, jobs_
 
     waited = finished(mcp, api_key, job_ids=job_ids)
     assert sorted(entry["job_id"] for entry in waited["jobs"]) == sorted(job_ids)
-    assert sorted(entry["suspected_silent_failure"] for entry in waited["jobs"]) == [False, True]
+    assert [entry["suspected_silent_failure"] for entry in waited["jobs"]] == [False, False]  # no match is no failure
 
     # Later, from the mapped collection alone: its elements' datasets lead to the element jobs.
     [mapped] = result["implicit_collections"]
@@ -217,13 +223,13 @@ def test_a_mapped_run_is_debugged_element_by_element(galaxy, mcp, api_key, jobs_
     assert sorted(entry["job_id"] for entry in again["jobs"]) == sorted(job_ids)
     miss = mcp.call_ok("get_job_errors", dataset_id=by_identifier["miss"], api_key=api_key)
     hit = mcp.call_ok("get_job_errors", dataset_id=by_identifier["hit"], api_key=api_key)
-    assert (miss["suspected_silent_failure"], hit["suspected_silent_failure"]) == (True, False)
+    assert (miss["suspected_silent_failure"], hit["suspected_silent_failure"]) == (False, False)
     assert miss["empty_outputs"][0]["dataset_id"] == by_identifier["miss"]  # hidden element datasets count
+    assert miss["empty_outputs"][0]["may_be_empty"] is True and hit["empty_outputs"] == []
     assert {miss["job_id"], hit["job_id"]} == set(job_ids)
+    assert "repair" not in miss and not [entry for entry in waited["jobs"] if "repair" in entry], miss
 
-    # The flagged element is repaired in place as its hint says: the rerun's output becomes element "miss".
-    assert "replace_outputs=true" in miss["repair"] and "repair" not in hit, miss
-    assert [entry["repair"] for entry in waited["jobs"] if "repair" in entry] == [miss["repair"]]
+    # The wrong (empty) element of an ok job is replaced in place: the rerun's output becomes element "miss".
     rerun = mcp.call_ok("rerun_job", job_id=miss["job_id"], changes={"pattern": "match"}, replace_outputs=True,
                         api_key=api_key)
     [new_output] = rerun["outputs"]
@@ -432,7 +438,8 @@ def test_tools_are_declared_read_only_with_the_debugging_path(mcp):
     for name in ("get_job_errors", "wait_for_jobs"):
         assert tools[name].annotations.read_only_hint is True
         assert tools[name].annotations.destructive_hint is False
-    assert "run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content" in tools["get_job_errors"].description
+    assert "Next: peek_dataset_content (a suspect output or input), get_job_parameters, the repair." in tools[
+        "get_job_errors"].description
     assert set(tools["wait_for_jobs"].input_schema["properties"]) == {
         "api_key", "job_ids", "dataset_ids", "history_id", "invocation_id", "timeout_seconds", "since_seconds",
     }

@@ -205,9 +205,9 @@ def test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it(
     assert content(mcp, api_key, waiting["outputs"][0]["id"]) == "30\tchr1\n4\tchr2\n200\tchr3\n4\tchr10\n"
     [replaced] = rerun["replaced"]
     assert replaced["failed_dataset_id"] == failing["outputs"][0]["id"] and rerun["still_paused_jobs"] == []
-    # Only a failed job's outputs can be replaced.
+    # An ok job's outputs can be replaced too, but not once another job read them.
     error = mcp.call_error("rerun_job", job_id=new_job["id"], replace_outputs=True, api_key=api_key)
-    assert error.startswith("[CONFLICT]") and "'ok'" in error, error
+    assert error.startswith("[CONFLICT]") and paused_job["id"] in error and "already read" in error, error
 
 
 def test_replace_outputs_puts_the_fix_where_the_failed_output_was(galaxy, mcp, api_key, history, table):
@@ -581,8 +581,8 @@ def test_one_foreign_item_changes_nothing(galaxy, mcp, api_key, other_user_key):
 
 def test_the_debugging_tools_point_to_the_repair_and_declare_their_hints(mcp):
     tools = {tool.name: tool for tool in mcp.list_tools()}
-    assert "get_job_parameters -> rerun_job" in tools["get_job_errors"].description
-    assert "rerun_job" in tools["wait_for_jobs"].description
+    assert "get_job_parameters, the repair" in tools["get_job_errors"].description
+    assert "repair? is the call" in tools["wait_for_jobs"].description
     for name in ("list_jobs", "get_job_parameters"):
         hints = tools[name].annotations
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (True, False, True), name

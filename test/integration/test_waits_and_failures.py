@@ -10,11 +10,12 @@ from galaxy_mcp_analysis.testing import rest
 
 @pytest.fixture(scope="module")
 def ended(galaxy, mcp, api_key):
-    """A history whose jobs all ended before anyone waited on it: one ok, one ok with an empty output."""
+    """A history whose jobs all ended before anyone waited on it: an ok job that warned (grep's exit 2 on a bad
+    pattern) and left its output empty."""
     history = mcp.call_ok("create_history", name="ended before the wait", api_key=api_key)["id"]
     table = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "chr1\t5\nchr2\t3\n", "ext": "tabular"})
     grep = mcp.call_ok("run_tool", history_id=history, tool_id="Grep1", api_key=api_key,
-                       inputs={"input": {"src": "hda", "id": table["id"]}, "invert": "", "pattern": "^nothing"})
+                       inputs={"input": {"src": "hda", "id": table["id"]}, "invert": "", "pattern": "(unclosed"})
     job_id = grep["jobs"][0]["id"]
     waited = mcp.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=120, api_key=api_key)
     assert waited["jobs"][0]["state"] == "ok" and waited["jobs"][0]["suspected_silent_failure"], waited

@@ -11,6 +11,7 @@ from galaxy_mcp_analysis.core.job_logs import (
     declared_output,
     excerpt,
     judge_outputs,
+    JobEvidence,
     JobOutput,
     log_budget,
     LogBudgetError,
@@ -18,6 +19,7 @@ from galaxy_mcp_analysis.core.job_logs import (
 )
 from galaxy_mcp_analysis.core.waiting import (
     MAX_INTERVAL_SECONDS,
+    paused_explanation,
     poll_until,
     wait_budget,
     WaitArgumentError,
@@ -117,15 +119,48 @@ def output(name="out_file1", size=0, **flags) -> JobOutput:
     return JobOutput(name=name, dataset_id=f"id-{name}", size=size, **flags)
 
 
-def test_an_ok_job_with_an_empty_required_output_is_suspect():
-    verdict = judge_outputs("ok", [output(size=0), output("log", size=12)])
+CLEAN = JobEvidence(exit_code=0, input_sizes=(120,))
+COMPLAINED = JobEvidence(exit_code=0, tool_stderr_bytes=40, input_sizes=(120,))
+WARNED = JobEvidence(exit_code=2, warnings=("Warning: Exit code 2 (Select failed)",), input_sizes=(120,))
+EMPTY_IN = JobEvidence(exit_code=0, tool_stderr_bytes=40, input_sizes=(0, 0))
+
+
+@pytest.mark.parametrize("evidence", [COMPLAINED, WARNED])
+def test_an_empty_required_output_of_a_job_that_complained_is_suspect(evidence):
+    verdict = judge_outputs("ok", [output(size=0), output("log", size=12)], evidence)
     assert verdict.suspected_silent_failure is True
-    assert verdict.empty_outputs == [{"name": "out_file1", "dataset_id": "id-out_file1", "size": 0, "may_be_empty": False}]
+    [empty] = verdict.empty_outputs
+    assert (empty["name"], empty["size"], empty["may_be_empty"]) == ("out_file1", 0, False)
+    assert empty["why"].startswith("the tool ") and "left this output empty" in empty["why"]
+    assert verdict.evidence == evidence.fields()
+
+
+def test_an_empty_result_of_a_clean_run_is_no_failure_and_says_what_to_compare():
+    """A filter that rightly kept no rows: exit 0, nothing on stderr, no warning."""
+    verdict = judge_outputs("ok", [output(size=0)], CLEAN)
+    assert verdict.suspected_silent_failure is False
+    [empty] = verdict.empty_outputs
+    assert empty["may_be_empty"] is True and "get_job_parameters" in empty["why"]
+    assert verdict.evidence == {"exit_code": 0, "tool_stderr_bytes": 0, "job_messages": [], "input_sizes": [120]}
+
+
+def test_empty_in_empty_out_is_never_suspect_even_when_the_tool_complained():
+    verdict = judge_outputs("ok", [output(size=0)], EMPTY_IN)
+    assert verdict.suspected_silent_failure is False
+    assert verdict.empty_outputs[0]["why"].startswith("every data input of the job is empty")
+
+
+def test_the_same_evidence_gives_the_same_verdict_along_a_chain():
+    """filter -> cut -> sort on an empty input: every step is judged alike."""
+    steps = [judge_outputs("ok", [output(name)], EMPTY_IN) for name in ("filtered", "cut", "sorted")]
+    assert {(v.suspected_silent_failure, v.empty_outputs[0]["why"]) for v in steps} == {
+        (False, steps[0].empty_outputs[0]["why"])
+    }
 
 
 def test_an_ok_job_with_only_non_empty_outputs_is_not_suspect():
-    verdict = judge_outputs("ok", [output(size=1), output("b", size=10**12)])
-    assert (verdict.empty_outputs, verdict.suspected_silent_failure) == ([], False)
+    verdict = judge_outputs("ok", [output(size=1), output("b", size=10**12)], COMPLAINED)
+    assert (verdict.empty_outputs, verdict.suspected_silent_failure, verdict.evidence) == ([], False, None)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +168,7 @@ def test_an_ok_job_with_only_non_empty_outputs_is_not_suspect():
     [({"optional": True}, "optional output"), ({"discovered": True}, "discovered dataset")],
 )
 def test_outputs_the_tool_allows_to_be_empty_are_listed_but_not_suspect(flags, why):
-    verdict = judge_outputs("ok", [output(**flags)])
+    verdict = judge_outputs("ok", [output(**flags)], COMPLAINED)
     assert verdict.suspected_silent_failure is False
     [empty] = verdict.empty_outputs
     assert empty["may_be_empty"] is True and empty["why"].startswith(why)
@@ -141,18 +176,24 @@ def test_outputs_the_tool_allows_to_be_empty_are_listed_but_not_suspect(flags, w
 
 def test_one_required_empty_output_is_enough_among_allowed_ones():
     outputs = [output("unmatched", optional=True), output("split|a", discovered=True), output("main")]
-    verdict = judge_outputs("ok", outputs)
+    verdict = judge_outputs("ok", outputs, COMPLAINED)
     assert verdict.suspected_silent_failure is True
     assert [e["name"] for e in verdict.empty_outputs] == ["unmatched", "split|a", "main"]
 
 
 def test_an_unknown_size_is_not_empty():
-    assert judge_outputs("ok", [output(size=None)]).empty_outputs == []
+    assert judge_outputs("ok", [output(size=None)], COMPLAINED).empty_outputs == []
+
+
+def test_a_job_without_data_inputs_is_judged_on_its_logs():
+    assert JobEvidence(exit_code=0).inputs_empty is False
+    assert judge_outputs("ok", [output()], JobEvidence(exit_code=0)).suspected_silent_failure is False
+    assert judge_outputs("ok", [output()], JobEvidence(tool_stderr_bytes=1)).suspected_silent_failure is True
 
 
 @pytest.mark.parametrize("state", ["new", "queued", "running", "error", "failed", "paused", "deleted"])
 def test_only_ok_jobs_are_judged(state):
-    verdict = judge_outputs(state, [output(size=0)])
+    verdict = judge_outputs(state, [output(size=0)], COMPLAINED)
     assert (verdict.empty_outputs, verdict.suspected_silent_failure) == ([], False)
 
 
@@ -243,3 +284,28 @@ def test_the_wait_cap_is_an_admin_setting():
 
     assert Settings().max_wait_seconds == 120
     assert Settings.from_environ({"GALAXY_MCP_ANALYSIS_MAX_WAIT_SECONDS": "30"}).max_wait_seconds == 30
+
+
+def test_an_output_that_failed_on_its_own_is_judged_by_its_state_not_its_size():
+    """An upload declared bam whose text fails Galaxy's check: the job is ok, the dataset error and 0 bytes."""
+    verdict = judge_outputs("ok", [output(failed=True)], JobEvidence())
+    assert (verdict.empty_outputs, verdict.suspected_silent_failure) == ([], False)
+
+
+# ---- a paused job: what resumes it is its failed input's own repair ----
+
+ERRORED = [{"dataset_id": "d1", "name": "cut", "job_id": "j1"}]
+
+
+def test_a_job_paused_behind_a_replaceable_failure_resumes_once_it_is_replaced():
+    repair = "rerun_job(job_id='j1', changes=..., replace_outputs=true): the new outputs take these places."
+    said = paused_explanation("input in error", ERRORED, repair, "p1")["resume_with"]
+    assert said.startswith("Fix the failed input: rerun_job(job_id='j1', changes=..., replace_outputs=true)")
+    assert "places; once that succeeds, Galaxy resumes this job" in said  # one sentence, no ".;"
+
+
+def test_a_job_paused_behind_a_failed_upload_is_rerun_on_the_new_upload():
+    repair = "create_dataset_from_text(history_id='h', content='x', file_type=...): Galaxy does not rerun uploads."
+    said = paused_explanation("input in error", ERRORED, repair, "p1")["resume_with"]
+    assert "create_dataset_from_text(" in said and "rerun_job(job_id='p1', changes=...)" in said
+    assert "Galaxy resumes" not in said

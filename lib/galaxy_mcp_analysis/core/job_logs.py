@@ -7,19 +7,28 @@ the middle, with one marker line saying how many bytes went. Budgets count UTF-8
 bytes, not characters, and a cut never splits a character.
 
 Silent failure: a job can finish ``ok`` and still have produced nothing, e.g.
-``tool ... | tee log`` where the pipe swallows the tool's exit code. A job in
-state ``ok`` with a 0-byte declared output is suspect. Outputs the tool itself
-says may be empty are listed but do not raise the suspicion:
+``tool ... | tee log`` where the pipe swallows the tool's exit code. An empty output
+alone is no evidence of that: a filter that rightly keeps no rows, or any step whose
+input is already empty, writes an empty output too, and a rerun cannot change it. So a
+0-byte output of an ``ok`` job is suspect only when the job itself complained: the tool
+wrote to stderr, or Galaxy recorded a warning on the job (a tolerated exit code). Every
+empty output says why it is or is not suspect (``why``), and the verdict names the
+evidence it rests on (``JobEvidence.fields``); the same evidence always gives the same
+verdict, so a chain of steps on an empty input is judged alike at every step. Never
+suspect, whatever the logs say:
 
 - *optional* outputs, declared with a ``<filter>``: produced only when a
   parameter asks for them (unmatched reads, a discard log), and empty is often
   the right answer there;
 - *discovered* datasets, and the primary dataset of an output that discovers
   datasets: the tool decides at run time which files to write, and the primary
-  is often a placeholder.
+  is often a placeholder;
+- outputs of a job whose every data input is empty: empty in, empty out.
 
 Visibility does not matter (the element datasets of a mapped run are hidden),
-and an output whose size is unknown (purged, never stored) is never empty.
+an output whose size is unknown (purged, never stored) is never empty, and an output
+that failed on its own (an upload's datatype check: ``failed_outputs``) is judged by
+its state, not its size.
 """
 
 import re
@@ -105,20 +114,44 @@ class JobOutput:
     size: int | None  # bytes; None when unknown (purged, not stored)
     optional: bool = False  # declared with a <filter>: produced on request, may rightly be empty
     discovered: bool = False  # written at the tool's discretion (discover_datasets)
+    failed: bool = False  # the dataset itself failed (error, failed_metadata): its state says so, not its size
+
+
+@dataclass(frozen=True)
+class JobEvidence:
+    """What a finished job shows besides its outputs: the evidence an empty output is judged on."""
+
+    exit_code: int | None = None
+    tool_stderr_bytes: int = 0
+    warnings: tuple[str, ...] = ()  # Galaxy's job_messages (a tolerated exit code, a matched stdio regex)
+    input_sizes: tuple[int | None, ...] = ()  # each data input's size in bytes; None when unknown
 
     @property
-    def may_be_empty(self) -> bool:
-        return self.optional or self.discovered
+    def inputs_empty(self) -> bool:
+        return bool(self.input_sizes) and all(size == 0 for size in self.input_sizes)
+
+    @property
+    def complained(self) -> bool:
+        return self.tool_stderr_bytes > 0 or bool(self.warnings)
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "tool_stderr_bytes": self.tool_stderr_bytes,
+            "job_messages": list(self.warnings),
+            "input_sizes": list(self.input_sizes),
+        }
 
 
 @dataclass(frozen=True)
 class OutputVerdict:
     empty_outputs: list[dict[str, Any]]
     suspected_silent_failure: bool
+    evidence: dict[str, Any] | None = None  # what the verdict rests on; None when there is nothing to judge
 
 
-def judge_outputs(job_state: str, outputs: Iterable[JobOutput]) -> OutputVerdict:
-    """The silent-failure rule: an ``ok`` job with an empty output it had to produce is suspect.
+def judge_outputs(job_state: str, outputs: Iterable[JobOutput], evidence: JobEvidence) -> OutputVerdict:
+    """The silent-failure rule: an ``ok`` job that complained and left an output it had to produce empty.
 
     Empty outputs are only reported for ``ok`` jobs: a queued or running job's
     outputs are empty because they are not written yet, and a failed job's
@@ -126,25 +159,35 @@ def judge_outputs(job_state: str, outputs: Iterable[JobOutput]) -> OutputVerdict
     """
     if job_state != "ok":
         return OutputVerdict([], False)
-    empty = [output for output in outputs if output.size == 0]
-    return OutputVerdict(
-        [_describe_empty(output) for output in empty],
-        any(not output.may_be_empty for output in empty),
-    )
+    described = [_describe_empty(output, evidence) for output in outputs if output.size == 0 and not output.failed]
+    if not described:
+        return OutputVerdict([], False)
+    return OutputVerdict(described, any(not entry["may_be_empty"] for entry in described), evidence.fields())
 
 
-def _describe_empty(output: JobOutput) -> dict[str, Any]:
-    described: dict[str, Any] = {
+def _describe_empty(output: JobOutput, evidence: JobEvidence) -> dict[str, Any]:
+    if output.optional:
+        may_be_empty, why = True, "optional output (the tool declares it with a filter)"
+    elif output.discovered:
+        may_be_empty, why = True, "discovered dataset (the tool chooses at run time which files to write)"
+    elif evidence.inputs_empty:
+        may_be_empty, why = True, "every data input of the job is empty too (empty in, empty out; a rerun gives the same)"
+    elif evidence.complained:
+        said = f"wrote {evidence.tool_stderr_bytes} bytes to stderr" if evidence.tool_stderr_bytes else "has a warning"
+        may_be_empty, why = False, f"the tool {said} (see tool_stderr, job_messages) and left this output empty"
+    else:
+        code = "no exit code" if evidence.exit_code is None else f"exit code {evidence.exit_code}"
+        may_be_empty, why = True, (
+            f"{code}, nothing on stderr, no warning: an empty result can be right (a filter that kept no rows); "
+            "if not, compare get_job_parameters with the input (peek_dataset_content)"
+        )
+    return {
         "name": output.name,
         "dataset_id": output.dataset_id,
         "size": output.size,
-        "may_be_empty": output.may_be_empty,
+        "may_be_empty": may_be_empty,
+        "why": why,
     }
-    if output.optional:
-        described["why"] = "optional output (the tool declares it with a filter)"
-    elif output.discovered:
-        described["why"] = "discovered dataset (the tool chooses at run time which files to write)"
-    return described
 
 
 # Galaxy records a discovered dataset as "__new_primary_file_<output>|<designation>__"

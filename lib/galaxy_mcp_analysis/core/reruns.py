@@ -6,7 +6,9 @@ visible one is replaced by a visible one). The failed output is hidden. A new ou
 counterpart (the tool makes other outputs now) keeps where Galaxy put it and is named in the result.
 """
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -34,3 +36,27 @@ def placements(failed: list[OutputPlace], new: list[OutputPlace]) -> tuple[list[
     paired = [Placement(output.dataset, by_name[output.output_name]) for output in new if output.output_name in by_name]
     unpaired = sorted(output.output_name for output in new if output.output_name not in by_name)
     return paired, unpaired
+
+
+#: Pasted text a repair repeats in full; longer text is the agent's to supply again.
+MAX_REPAIR_CONTENT = 2000
+
+
+def upload_sources(request) -> list[dict[str, Any]]:
+    """The pasted texts and urls of an upload's recorded fetch request (``request_json``), nothing else
+    (a server path or staged file is no source an agent can give again)."""
+    if isinstance(request, str):
+        try:
+            request = json.loads(request)
+        except ValueError:
+            return []
+    sources = []
+    pending = list((request or {}).get("targets") or []) if isinstance(request, dict) else []
+    while pending:
+        item = pending.pop(0)
+        if not isinstance(item, dict):
+            continue
+        pending.extend(item.get("elements") or item.get("items") or [])
+        if item.get("src") in ("pasted", "url"):
+            sources.append({key: item[key] for key in ("src", "url", "paste_content", "ext") if key in item})
+    return sources

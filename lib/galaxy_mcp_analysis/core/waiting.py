@@ -102,18 +102,24 @@ def look_back(since_seconds: int) -> int:
     return since_seconds
 
 
-def paused_explanation(info: str | None, errored_inputs: list[dict]) -> dict[str, Any]:
+def paused_explanation(
+    info: str | None, errored_inputs: list[dict], repair: str | None = None, job_id: str | None = None
+) -> dict[str, Any]:
     """Why Galaxy paused a job and what would resume it, from the message Galaxy left on its
-    outputs (``info``) and the job's inputs that are in the error state."""
+    outputs (``info``), the job's inputs that are in the error state and the ``repair`` of the first
+    one's creating job (``repair_hint``: a rerun that replaces it, or an upload again)."""
     if errored_inputs:
-        first = errored_inputs[0]
+        if repair and repair.startswith("rerun_job(") and "replace_outputs=true" in repair.split(")", 1)[0]:
+            then = "once that succeeds, Galaxy resumes this job"
+        else:  # a new dataset beside the failed one: this job must be run again on it
+            then = f"then rerun this job on the new dataset: rerun_job(job_id={job_id!r}, changes=...)"
+        fix = (repair or "no repair is known for it").rstrip(".")
         return {
             "paused_reason": info or "An input of this job is in the error state.",
             "errored_inputs": errored_inputs,
             "resume_with": (
-                f"Fix the failed input: rerun_job(job_id={first.get('job_id')!r}, changes=..., replace_outputs=true) "
-                "reruns the job that made it and, once that succeeds, Galaxy resumes this job; or delete this "
-                "job's outputs (delete_history_items) if it is no longer wanted."
+                f"Fix the failed input: {fix}; {then}; or delete this job's "
+                "outputs (delete_history_items) if it is no longer wanted."
             ),
         }
     text = (info or "").lower()

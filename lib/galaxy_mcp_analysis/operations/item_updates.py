@@ -38,7 +38,7 @@ from galaxy_mcp_analysis.operations.galaxy_tags import (
 
 class ItemUpdates:
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``lookup``,
-    ``get_dataset_details`` and ``check_file_type``)."""
+    ``get_dataset_details``, ``check_file_type`` and ``repair_hint``)."""
 
     def _require_mutable_history(self, history, item: str, kind: str) -> None:
         """Galaxy's own rule (``HistoryManager.error_unless_mutable``) as a coded error."""
@@ -143,9 +143,8 @@ class ItemUpdates:
                 ErrorCode.CONFLICT,
                 f"Dataset {dataset_id} is in the error state; a datatype change would start a metadata job that "
                 "Galaxy pauses behind it, and the dataset would stay in setting_metadata. Nothing was changed.",
-                "Read why it failed with get_job_errors(dataset_id=...) (failed_outputs has Galaxy's message), then "
-                "make the data again (create_dataset_from_text or upload_file_from_url with the right file_type) "
-                "or rerun the job that made it (rerun_job).",
+                f"Read why it failed with get_job_errors(dataset_id={dataset_id!r}) (failed_outputs has Galaxy's "
+                f"message), then make it again: {self._remaking(hda)}",
             )
         if not hda.ok_to_edit_metadata():
             raise AnalysisError(
@@ -154,6 +153,12 @@ class ItemUpdates:
                 "cannot change now.",
                 "Wait for those jobs (wait_for_jobs(dataset_ids=[...])) or cancel them, then call again.",
             )
+
+    def _remaking(self, hda: HistoryDatasetAssociation) -> str:
+        """The call that makes an errored dataset again: its creating job's repair (Jobs.repair_hint)."""
+        job = hda.creating_job
+        repair = self.repair_hint(job) if job is not None else None
+        return repair or "create_dataset_from_text or upload_file_from_url with the right file_type."
 
     def _metadata_jobs(self, hda: HistoryDatasetAssociation) -> list[int]:
         """Ids of the set-metadata jobs that read this dataset (Galaxy's datatype change starts one)."""

@@ -1,4 +1,5 @@
-"""Ids in every stock tool's result mean what their names say (the rules: ``core.result_ids``).
+"""Ids in every stock tool's result mean what their names say (the rules: ``core.result_ids``), and
+its datasets claim nothing that belongs to another object (``core.dataset_views``).
 
 Galaxy's AgentOperationsManager passes every result through ``_encode_ids_in_response``; this
 mixin wraps it, so stock tools and ours that reuse their results are covered in one place.
@@ -12,6 +13,7 @@ from pydantic import (
     TypeAdapter,
 )
 
+from galaxy_mcp_analysis.core.dataset_views import honest_dataset_views
 from galaxy_mcp_analysis.core.result_ids import without_internal_ids
 
 #: How FastMCP turns a tool's result into JSON (a model nested in a dict[str, Any] result).
@@ -20,7 +22,8 @@ _AS_JSON = TypeAdapter(Any)
 
 class ResultIds:
     def _encode_ids_in_response(self, data: Any) -> Any:
-        return without_internal_ids(self._with_stored_workflow_ids(super()._encode_ids_in_response(data)))
+        encoded = self._with_stored_workflow_ids(super()._encode_ids_in_response(data))
+        return honest_dataset_views(without_internal_ids(encoded))
 
     def _with_stored_workflow_ids(self, data: Any) -> Any:
         """An invocation's ``workflow_id`` is, in Galaxy's view, the id of the workflow *version* it ran;

@@ -34,19 +34,16 @@ def get_job_errors(
     """Read why a job failed, or finished ok with empty outputs: its logs, exit code and output check.
 
     Pass exactly one of job_id or dataset_id. Returns job_id, tool_id, tool_version, state,
-    exit_code, info, tool_stderr/tool_stdout (the tool's), job_stderr/job_stdout (Galaxy's
-    wrapper), job_messages, truncated, empty_outputs [{name, dataset_id, size, may_be_empty}],
-    suspected_silent_failure (ok job, a required output is 0 bytes; may be genuine), outputs
-    [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job:
-    upload checks, metadata), repair? (the rerun_job call that fixes it), command_line where Galaxy
-    shows it. Long logs keep head and tail.
-
+    exit_code, info, tool_stderr/tool_stdout (the tool's), job_stderr/job_stdout (Galaxy's),
+    job_messages, truncated, empty_outputs [{name, dataset_id, size, may_be_empty, why}],
+    evidence? {exit_code, tool_stderr_bytes, job_messages, input_sizes}, suspected_silent_failure
+    (ok job that wrote stderr or warned, a required output 0 bytes; empty alone is no failure), outputs
+    [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job),
+    repair? (a call that fixes it), command_line where Galaxy shows it. Long logs keep head and tail.
     Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
-
     Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown
     id; [AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown).
-    Debugging path: run_tool -> wait_for_jobs -> get_job_errors -> peek_dataset_content (the output
-    or input that looks wrong) -> get_job_parameters -> rerun_job as repair says.
+    Next: peek_dataset_content (a suspect output or input), get_job_parameters, the repair.
     """
     return ops.get_job_errors(job_id=job_id, dataset_id=dataset_id, max_bytes=max_bytes)
 
@@ -75,17 +72,14 @@ def wait_for_jobs(
     pending_at_call, recently_finished (ended in the since_seconds before the call) and
     nothing_pending. Finished: ok, error, failed, deleted, stopped, skipped, paused (with
     paused_reason, resume_with). Returns jobs [{job_id, tool_id, state, exit_code,
-    suspected_silent_failure, empty_outputs?, repair?}], all_terminal, timed_out, state_counts,
+    suspected_silent_failure, empty_outputs?, evidence?, repair?}], all_terminal, timed_out, state_counts,
     waited_seconds, timeout_applied, capped, server_busy?. Call again while timed_out;
     progressToken gets notifications/progress.
-
-    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}],
-    "all_terminal": true, "timed_out": false, ...}
-
+    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}], ...}
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
-    Next: get_job_errors(job_id) for state error or suspected_silent_failure; repair (when
-    present) is the rerun_job call that fixes it; peek_dataset_content(dataset_id) reads ok outputs.
+    Next: get_job_errors(job_id) for state error or suspected_silent_failure; repair? is the call
+    that fixes it; peek_dataset_content(dataset_id).
     """
     return ops.wait_for_jobs(
         job_ids=job_ids,
@@ -103,10 +97,10 @@ STOCK_DESCRIPTIONS = {
     "get_job_status": """One job's state, tool, exit code, parameters and outputs, and whether it finished empty.
 
     Returns {"job": {id, state, exit_code, tool_id, params, inputs, outputs, ...}, "job_id",
-    "empty_outputs": [{name, dataset_id, size, may_be_empty}], "suspected_silent_failure"}: true
-    when the job is ok but an output it must produce is 0 bytes. Does not wait (use wait_for_jobs).
+    "empty_outputs", "evidence"?, "suspected_silent_failure"} as get_job_errors.
+    Does not wait (use wait_for_jobs).
     Errors: [NOT_FOUND] unknown job; [AUTHORIZATION_ERROR] another user's job.
-    Next: wait_for_jobs(job_ids); get_job_errors(job_id) for logs; peek_dataset_content(dataset_id).
+    Next: get_job_errors(job_id) for logs; peek_dataset_content(dataset_id).
     """,
     "get_job_details": """The job that created a dataset: {dataset_id, job_id, job: {tool_id, tool_version, state, times}}.
 

@@ -69,17 +69,17 @@ def rerun_job(
     history_id: Annotated[HistoryId | None, Field(description="Default: the job's history.")] = None,
     replace_outputs: Annotated[
         bool,
-        Field(description="Failed or flagged job: new outputs take its outputs' places; paused jobs resume on them."),
+        Field(description="Failed or ok job: new outputs take its outputs' places; paused jobs resume on them."),
     ] = False,
 ) -> dict[str, Any]:
     """Run a job's tool again on its recorded inputs with changes laid over them, checked as run_tool checks.
 
     A new conditional selector drops the old branch. Returns run_tool's result plus rerun_of; with
-    replace_outputs, replaced (new outputs take the failed ones' hid, name, visibility) and
+    replace_outputs, replaced (new outputs take the old ones' hid, name, visibility; old hidden),
     resumed_jobs (rewires paused jobs: destructive).
     Example: rerun_job(job_id="...", changes={"columnList": "c1,c2"}).
-    Errors (nothing runs): [VALIDATION_ERROR] changes that do not fit; [CONFLICT] replace_outputs on a job
-    neither failed nor flagged, or whose outputs jobs read; [AUTHORIZATION_ERROR] not yours.
+    Errors (nothing runs): [VALIDATION_ERROR] changes that do not fit, an upload; [CONFLICT] replace_outputs
+    on an unfinished job, or one whose outputs jobs read; [AUTHORIZATION_ERROR] not yours.
     Next: wait_for_jobs(job_ids).
     """
     return ops.rerun_job(job_id, changes=changes, history_id=history_id, replace_outputs=replace_outputs)
@@ -116,8 +116,8 @@ def update_dataset(
     A file_type change is Galaxy's: its metadata job (metadata_job_id) regenerates columns etc. Returns
     get_dataset_details' result plus changed. tags replaces every tag.
     Example: update_dataset(dataset_id="...", name="t.tsv", file_type="tabular").
-    Errors (nothing changes): [VALIDATION_ERROR] unknown datatype; [CONFLICT] purged, or in use by a
-    running job; [AUTHORIZATION_ERROR] not yours.
+    Errors (nothing changes): [VALIDATION_ERROR] unknown datatype; [CONFLICT] purged, in use by a
+    running job, or errored (names the fix); [AUTHORIZATION_ERROR] not yours.
     Next: wait_for_jobs(job_ids=[metadata_job_id]).
     """
     return ops.update_dataset(

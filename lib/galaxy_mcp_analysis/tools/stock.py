@@ -169,13 +169,14 @@ STOCK_DESCRIPTIONS = {
     "get_history_contents.visible": "false: only hidden items; true: only visible ones; null: both.",
     "get_dataset_details": """A dataset's metadata: name, state, extension, file_size, genome_build, peek, misc_info.
 
+    metadata_* null until finished; peek is a preview (peek_preview).
     No content: read it with peek_dataset_content(dataset_id). Errors: [NOT_FOUND] unknown id;
     [AUTHORIZATION_ERROR] another user's private dataset.
     Next: peek_dataset_content(dataset_id); get_job_details(dataset_id) for the job that made it.
     """,
     "get_collection_details": """A collection's type, state and elements [{element_identifier, object id, state, ...}].
 
-    max_elements caps the elements listed (default 500).
+    max_elements caps the elements listed (default 500). object.peek is a 5-line preview (peek_preview).
     Errors: [NOT_FOUND] unknown collection; [AUTHORIZATION_ERROR] not yours.
     Next: run_tool with {"<input>": {"src": "hdca", "id": collection_id}} to map over it;
     peek_dataset_content(element dataset id).

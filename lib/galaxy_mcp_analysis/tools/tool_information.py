@@ -22,7 +22,7 @@ def get_tool_help(
     offset: Annotated[int, Field(description="Byte offset; pass next_offset to go on.")] = 0,
     max_bytes: Annotated[int, Field(description="Bytes per call (capped).")] = 8192,
 ) -> dict[str, Any]:
-    """Read a tool's help as plain text: what it does, its syntax (e.g. regex flavour), examples.
+    """Read a tool's help as plain text: what it does, syntax, examples (as its help gives them).
 
     Returns tool_id, tool_version (also version, for one release), name, description, panel_section,
     help_text (a byte range: offset, next_offset, eof, help_bytes), citations,

@@ -69,8 +69,8 @@ def create_workflow_from_history(
         list[str] | None, Field(description="As dataset_ids, for collections.")
     ] = None,
 ) -> dict[str, Any]:
-    """Save what a history ran as a workflow (a mapped run is one step).
-    Returns {workflow_id, inputs, steps, definition (clean Format 2)}.
+    """Save what a history ran as a workflow (a mapped run is one step, its input a list input: wrap
+    one sample as a one-element list). Returns {workflow_id, inputs, steps, definition}.
 
     Example: create_workflow_from_history(history_id="1cd8e2f6b131e891", name="Sort")
     Errors: [VALIDATION_ERROR], [AUTHORIZATION_ERROR]. Next: invoke_workflow.

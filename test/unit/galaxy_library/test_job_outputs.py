@@ -11,7 +11,10 @@ from types import SimpleNamespace
 import pytest
 from galaxy.tool_util.parser import get_tool_source
 
-from galaxy_mcp_analysis.core.job_logs import judge_outputs
+from galaxy_mcp_analysis.core.job_logs import (
+    judge_outputs,
+    JobEvidence,
+)
 from galaxy_mcp_analysis.operations.jobs.failures import job_output
 
 TOOL_XML = """<tool id="outputs_demo" name="outputs demo" version="1.0" profile="21.01">
@@ -38,10 +41,10 @@ def tool(tmp_path_factory):
     return SimpleNamespace(outputs=outputs, output_collections=collections)
 
 
-def association(name: str, size=Decimal(0), purged=False):
-    """A JobToOutputDatasetAssociation's shape: name, and the hda with its dataset."""
+def association(name: str, size=Decimal(0), purged=False, state="ok"):
+    """A JobToOutputDatasetAssociation's shape: name, and the hda (its state) with its dataset."""
     dataset = SimpleNamespace(file_size=size, purged=purged)
-    return SimpleNamespace(name=name, dataset=SimpleNamespace(id=7, purged=False, dataset=dataset))
+    return SimpleNamespace(name=name, dataset=SimpleNamespace(id=7, purged=False, state=state, dataset=dataset))
 
 
 @pytest.mark.parametrize(
@@ -65,7 +68,30 @@ def test_outputs_are_read_from_the_tools_declarations(tool, name, optional, disc
 def test_without_the_tool_every_output_is_required():
     output = job_output(association("unmatched"), None, encode_id=str)
     assert (output.optional, output.discovered) == (False, False)
-    assert judge_outputs("ok", [output]).suspected_silent_failure is True
+    assert judge_outputs("ok", [output], JobEvidence(tool_stderr_bytes=1)).suspected_silent_failure is True
+
+
+LEGACY_TOOL_XML = """<tool id="legacy_demo" name="legacy demo" version="1.0">
+  <command>true</command>
+  <inputs/>
+  <outputs><data name="out_file1" format="tabular"/></outputs>
+</tool>
+"""
+
+
+def test_galaxys_legacy_default_collector_does_not_make_an_ordinary_output_discovered(tmp_path):
+    """A tool with no profile (Cut1, sort1 ...) gets Galaxy's default collector on every output."""
+    path = tmp_path / "legacy_demo.xml"
+    path.write_text(LEGACY_TOOL_XML)
+    outputs, collections = get_tool_source(str(path)).parse_outputs(None)
+    assert outputs["out_file1"].dataset_collector_descriptions  # Galaxy's legacy default is there
+    legacy = SimpleNamespace(outputs=outputs, output_collections=collections)
+    assert job_output(association("out_file1"), legacy, str).discovered is False
+
+
+def test_an_output_in_error_is_marked_failed(tool):
+    assert job_output(association("main", state="error"), tool, str).failed is True
+    assert job_output(association("main"), tool, str).failed is False
 
 
 def test_sizes_are_ints_and_purged_or_unknown_sizes_are_none(tool):

@@ -13,6 +13,7 @@ from typing import Any
 
 from galaxy.managers.jobs import view_show_job
 from galaxy.model import Job
+from galaxy.tool_util.parser.output_collection_def import DEFAULT_DATASET_COLLECTOR_DESCRIPTION
 
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
@@ -22,6 +23,7 @@ from galaxy_mcp_analysis.core.job_logs import (
     declared_output,
     excerpt,
     judge_outputs,
+    JobEvidence,
     JobOutput,
     log_budget,
     OutputVerdict,
@@ -57,8 +59,7 @@ class JobFailures:
             **{field: log.text for field, log in logs.items()},
             "truncated": any(log.truncated for log in logs.values()),
             "job_messages": job.job_messages or [],
-            "empty_outputs": verdict.empty_outputs,
-            "suspected_silent_failure": verdict.suspected_silent_failure,
+            **verdict_fields(verdict),
             **self._output_states(job, budget),
             "max_bytes_applied": budget,
             "capped": capped,
@@ -93,9 +94,7 @@ class JobFailures:
     def get_job_status(self, job_id: str) -> dict[str, Any]:
         """Galaxy's job status plus the silent-failure verdict (this changes the stock tool too)."""
         status = super().get_job_status(job_id)
-        verdict = self.output_verdict(self.lookup.job(job_id))
-        status["empty_outputs"] = verdict.empty_outputs
-        status["suspected_silent_failure"] = verdict.suspected_silent_failure
+        status.update(verdict_fields(self.output_verdict(self.lookup.job(job_id))))
         return status
 
     # ---- which job ----
@@ -129,16 +128,47 @@ class JobFailures:
 
     # ---- silent failures ----
 
-    def output_verdict(self, job: Job) -> OutputVerdict:
-        """Whether the job's outputs look like a silent failure (finished ok, a required output empty)."""
-        tool = self.app.toolbox.get_tool(
+    def job_tool(self, job: Job):
+        """The tool the job ran, as this Galaxy has it for the caller; None when it is no longer installed."""
+        return self.app.toolbox.get_tool(
             job.tool_id,
             job.tool_version,
             tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
             user=self.trans.user,
         )
+
+    def output_verdict(self, job: Job) -> OutputVerdict:
+        """Whether the job's outputs look like a silent failure (finished ok, complained, a required output empty)."""
+        tool = self.job_tool(job)
         encode_id = self.trans.security.encode_id
-        return judge_outputs(job.state, [job_output(output, tool, encode_id) for output in job.output_datasets])
+        outputs = [job_output(output, tool, encode_id) for output in job.output_datasets]
+        return judge_outputs(job.state, outputs, job_evidence(job) if job.state == "ok" else JobEvidence())
+
+
+def verdict_fields(verdict: OutputVerdict) -> dict[str, Any]:
+    """The verdict as get_job_errors, get_job_status and wait_for_jobs show it: the evidence only with empty outputs."""
+    fields: dict[str, Any] = {
+        "empty_outputs": verdict.empty_outputs,
+        "suspected_silent_failure": verdict.suspected_silent_failure,
+    }
+    if verdict.evidence is not None:
+        fields["evidence"] = verdict.evidence
+    return fields
+
+
+def job_evidence(job: Job) -> JobEvidence:
+    """What the job shows besides its outputs: exit code, stderr size, Galaxy's warnings, its data inputs' sizes."""
+    return JobEvidence(
+        exit_code=job.exit_code,
+        tool_stderr_bytes=len((job.tool_stderr or "").encode("utf-8", errors="replace")),
+        warnings=tuple(str(message.get("desc") or message) for message in job.job_messages or []),
+        input_sizes=tuple(_size(association.dataset) for association in job.input_datasets if association.dataset),
+    )
+
+
+def _size(hda) -> int | None:
+    file_size = hda.dataset.file_size  # a Decimal in Galaxy's model
+    return None if hda.purged or hda.dataset.purged or file_size is None else int(file_size)
 
 
 def job_output(association, tool, encode_id: Callable[[int], str]) -> JobOutput:
@@ -150,18 +180,24 @@ def job_output(association, tool, encode_id: Callable[[int], str]) -> JobOutput:
     hda = association.dataset
     output_name, discovered = declared_output(association.name)
     declared = (tool.outputs.get(output_name) or tool.output_collections.get(output_name)) if tool else None
-    file_size = hda.dataset.file_size  # a Decimal in Galaxy's model
     return JobOutput(
         name=association.name,
         dataset_id=encode_id(hda.id),
-        size=None if hda.purged or hda.dataset.purged or file_size is None else int(file_size),
+        size=_size(hda),
+        failed=hda.state in ("error", "failed_metadata"),
         optional=declared is not None and bool(declared.filters),
         discovered=discovered or (declared is not None and _discovers_datasets(declared)),
     )
 
 
 def _discovers_datasets(declared) -> bool:
-    """Whether a tool output (dataset or collection) is filled by discover_datasets at run time."""
+    """Whether a tool output (dataset or collection) is filled by discover_datasets at run time.
+
+    A tool of a profile before 16.04 with no <discover_datasets> gets Galaxy's legacy default collector
+    (files named primary_<id>_*) on every output; that alone does not make an ordinary output discovered.
+    """
     if declared.collection:
         return declared.dynamic_structure
-    return bool(declared.dataset_collector_descriptions)
+    return any(
+        description is not DEFAULT_DATASET_COLLECTOR_DESCRIPTION for description in declared.dataset_collector_descriptions
+    )

@@ -22,17 +22,22 @@ from galaxy_mcp_analysis.core.errors import (
 )
 from galaxy_mcp_analysis.core.managing import merge_changes
 from galaxy_mcp_analysis.core.reruns import (
+    MAX_REPAIR_CONTENT,
     OutputPlace,
     placements,
+    upload_sources,
 )
 from galaxy_mcp_analysis.operations.jobs.recorded_state import (
     conditional_selectors,
     RecordedState,
 )
 
-#: States a job may be in for replace_outputs (Galaxy offers rerun-and-remap for failed jobs); an ok
-#: job qualifies when its outputs fail the silent-failure check (``suspected_silent_failure``).
+#: States of a job whose outputs a repair replaces (Galaxy offers rerun-and-remap for failed jobs).
 FAILED_JOB_STATES = ("error", "failed")
+#: States a job may be in for replace_outputs: failed, or ok with a wrong result (Galaxy's remap takes both).
+REPLACEABLE_STATES = (*FAILED_JOB_STATES, "ok")
+#: Output states that make an upload (which Galaxy does not rerun) need uploading again.
+FAILED_OUTPUT_STATES = ("error", "failed_metadata")
 #: States of a job reading the outputs that Galaxy's remap may rewire: waiting on them, or never to run.
 REWIRABLE_STATES = ("paused", "error", "failed", "deleted", "deleted_new", "stopped", "skipped")
 #: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
@@ -41,7 +46,7 @@ REMAP_KEY = "rerun_remap_job_id"
 
 class JobReruns:
     """Reading and rerunning a job, a mixin of ``Jobs`` (needs the manager's ``app``, ``trans``, ``lookup``,
-    ``run_tool``, ``preflight`` and ``output_verdict``)."""
+    ``run_tool``, ``preflight``, and ``output_verdict`` and ``job_tool`` of ``JobFailures``)."""
 
     # ---- get_job_parameters ----
 
@@ -70,12 +75,7 @@ class JobReruns:
 
 
     def _tool_of(self, job: Job, job_id: str):
-        tool = self.app.toolbox.get_tool(
-            job.tool_id,
-            job.tool_version,
-            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
-            user=self.trans.user,
-        )
+        tool = self.job_tool(job)
         if tool is None:
             raise AnalysisError(
                 ErrorCode.NOT_FOUND,
@@ -118,7 +118,7 @@ class JobReruns:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
                 f"Job {job_id} ran {job.tool_id!r}, which Galaxy does not rerun (uploads and data sources).",
-                "Upload the data again (create_dataset_from_text or upload_file_from_url).",
+                upload_repair(job, tool, self.trans.security.encode_id),
             )
         job_history = self.trans.security.encode_id(job.history_id)
         target_history = history_id or job_history
@@ -200,11 +200,20 @@ class JobReruns:
             result["not_replaced"] = unpaired
 
     def repair_hint(self, job: Job) -> str | None:
-        """What to call for a failed or suspect job, as rerun_job will take it (None for other jobs)."""
+        """A call that can succeed for a failed or suspect job (None for other jobs): for a tool's job
+        rerun_job as it will take it, for an upload (which Galaxy does not rerun) the upload again."""
+        tool = self.job_tool(job)
+        if tool is not None and not tool.is_workflow_compatible:
+            failed_output = any(a.dataset.state in FAILED_OUTPUT_STATES for a in job.output_datasets if a.dataset)
+            return upload_repair(job, tool, self.trans.security.encode_id) if (
+                job.state in FAILED_JOB_STATES or failed_output) else None
         suspect = job.state == "ok" and self.output_verdict(job).suspected_silent_failure
         if job.state not in FAILED_JOB_STATES and not suspect:
             return None
         job_id = self.trans.security.encode_id(job.id)
+        if tool is None:
+            return (f"search_tools(query={job.tool_id.rsplit('/', 2)[-2] if '/' in job.tool_id else job.tool_id!r}): "
+                    f"this Galaxy no longer has {job.tool_id} {job.tool_version}; run a current version with run_tool.")
         try:
             self.lookup.job_history(job, job_id, "replace its outputs")
             refusal = self._replace_refusal(job, job_id)
@@ -218,14 +227,12 @@ class JobReruns:
 
     def _replace_refusal(self, job: Job, job_id: str) -> AnalysisError | None:
         """Why Galaxy's remap cannot replace this job's outputs as replace_outputs says, or None."""
-        if job.state not in FAILED_JOB_STATES and not (
-            job.state == "ok" and self.output_verdict(job).suspected_silent_failure
-        ):
+        if job.state not in REPLACEABLE_STATES:
             return AnalysisError(
                 ErrorCode.CONFLICT,
-                f"Job {job_id} is {job.state!r}; replace_outputs replaces the outputs of a failed job (state "
-                "error) or of an ok one flagged suspected_silent_failure.",
-                "Rerun without replace_outputs to make new outputs, or pass the id of the failed job.",
+                f"Job {job_id} is {job.state!r}; replace_outputs replaces the outputs of a finished job (state "
+                "ok or error).",
+                "Wait for it (wait_for_jobs), or rerun without replace_outputs to make new outputs.",
             )
         readers = sorted({
             self.trans.security.encode_id(dependent.job.id)
@@ -263,6 +270,22 @@ class JobReruns:
                 if dependent.job.state == "paused" and dependent.job.user_id == job.user_id
             }
         )
+
+
+def upload_repair(job: Job, tool, encode_id) -> str:
+    """The upload again, with what the job recorded: Galaxy does not rerun an upload (``rerunnable: false``)."""
+    history = encode_id(job.history_id)
+    recorded = upload_sources(tool.get_param_values(job, ignore_errors=True).get("request_json"))
+    source = recorded[0] if len(recorded) == 1 else {}
+    if source.get("src") == "url":
+        call = f"upload_file_from_url(history_id={history!r}, url={source['url']!r}, file_type=...)"
+    elif source.get("src") == "pasted" and len(source.get("paste_content", "")) <= MAX_REPAIR_CONTENT:
+        call = f"create_dataset_from_text(history_id={history!r}, content={source['paste_content']!r}, file_type=...)"
+    else:
+        call = f"create_dataset_from_text(history_id={history!r}, content=..., file_type=...)"
+    return (f"{call}: Galaxy does not rerun uploads; upload the data again (the recorded source is shown) with a "
+            "file_type that fits it (get_job_errors' failed_outputs has Galaxy's message), then delete_history_items "
+            "the failed dataset.")
 
 
 def _places(job: Job) -> list[OutputPlace]:

@@ -33,6 +33,8 @@ from galaxy_mcp_analysis.core.waiting import (
     RECENT_SECONDS,
     wait_budget,
 )
+from galaxy_mcp_analysis.operations.jobs.failures import verdict_fields
+from galaxy_mcp_analysis.operations.jobs.reruns import FAILED_OUTPUT_STATES
 
 #: States a wait ends on: Galaxy's Job.is_terminal states, plus "failed" (a job Galaxy could not start).
 WAIT_ENDS = frozenset({"ok", "error", "deleted", "skipped", "paused", "stopped", "failed"})
@@ -233,15 +235,19 @@ class JobWaiting:
             "exit_code": exit_code,
             "suspected_silent_failure": False,
         }
+        row = self.trans.sa_session.get(Job, job)
         if state == "ok":
-            verdict = self.output_verdict(self.trans.sa_session.get(Job, job))
-            entry["suspected_silent_failure"] = verdict.suspected_silent_failure
+            verdict = self.output_verdict(row)
             if verdict.empty_outputs:
-                entry["empty_outputs"] = verdict.empty_outputs
+                entry.update(verdict_fields(verdict))
         elif state == "paused":  # finished for a wait, but not done: say why and what resumes it
-            entry.update(self._pause_of(self.trans.sa_session.get(Job, job)))
-        if entry["suspected_silent_failure"] or state in ("error", "failed"):
-            entry["repair"] = self.repair_hint(self.trans.sa_session.get(Job, job))
+            entry.update(self._pause_of(row))
+        failed_output = state == "ok" and any(
+            a.dataset is not None and a.dataset.state in FAILED_OUTPUT_STATES for a in row.output_datasets
+        )  # an output can fail after its job ended ok (an upload's datatype check)
+        if entry["suspected_silent_failure"] or failed_output or state in ("error", "failed"):
+            if repair := self.repair_hint(row):
+                entry["repair"] = repair
         return entry
 
     def _pause_of(self, job: Job) -> dict[str, Any]:
@@ -256,7 +262,10 @@ class JobWaiting:
             for a in job.input_datasets
             if a.dataset is not None and a.dataset.state == "error"
         ]
-        return paused_explanation(info, errored)
+        creator = next((a.dataset.creating_job for a in job.input_datasets
+                        if a.dataset is not None and a.dataset.state == "error" and a.dataset.creating_job), None)
+        repair = self.repair_hint(creator) if creator is not None else None
+        return paused_explanation(info, errored, repair, encode(job.id))
 
     def _end_read_transaction(self) -> None:
         """Give the database connection back while nothing needs it.
