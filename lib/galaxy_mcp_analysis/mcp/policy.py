@@ -296,7 +296,7 @@ class PolicyRules(Middleware):
         if tool_ids is None:
             return Refusal("policy-checks", f"{name} runs tools this server cannot list before it runs "
                            "(a subworkflow step); the policy's Galaxy tool rules cannot be checked.")
-        refusal = policy.check_galaxy_tools(caller, [self._galaxy_tool(tool_id) for tool_id in tool_ids])
+        refusal = policy.check_galaxy_tools(caller, [self._galaxy_tool(*tool) for tool in tool_ids])
         if refusal is None and policy.needs_jobs_count(caller):
             try:
                 jobs = RUN_JOBS[name](ops, arguments)
@@ -305,10 +305,12 @@ class PolicyRules(Middleware):
             refusal = policy.check_jobs(caller, jobs)
         return refusal
 
-    def _galaxy_tool(self, tool_id: str) -> GalaxyTool:
-        tool = self.gx_app.toolbox.get_tool(tool_id)
-        section = tool.get_panel_section()[1] if tool is not None else None
-        return GalaxyTool(tool.id if tool is not None else tool_id, section)
+    def _galaxy_tool(self, tool_id: str, tool_version: str | None = None) -> GalaxyTool:
+        """The tool Galaxy resolves ``tool_id`` (short id or guid) and ``tool_version`` to, as the rules see it."""
+        tool = self.gx_app.toolbox.get_tool(tool_id, tool_version=tool_version)
+        if tool is None:
+            return GalaxyTool(tool_id)
+        return GalaxyTool(tool.id, tool.get_panel_section()[1], getattr(tool, "old_id", None))
 
 
 #: The preflight cannot count the jobs (an unmodelled tool, no history yet): refused under any job limit.
@@ -330,7 +332,7 @@ def _workflow_tool_ids(ops, arguments) -> list[str] | None:
     steps = _workflow_steps(ops, arguments)
     if any(step.get("type") == "subworkflow" for step in steps):
         return None
-    return [step["tool_id"] for step in steps if step.get("tool_id")]
+    return [(step["tool_id"], step.get("tool_version")) for step in steps if step.get("tool_id")]
 
 
 def _workflow_jobs(ops, arguments) -> int:
@@ -347,12 +349,18 @@ def _rerun_jobs(ops, arguments) -> int:
     recorded = ops.get_job_parameters(arguments["job_id"])
     inputs = {**(recorded.get("inputs") or {}), **(arguments.get("changes") or {})}
     history_id = arguments.get("history_id") or recorded.get("history_id")
-    return _count_tool_jobs(ops, history_id, recorded["tool_id"], inputs)
+    return _count_tool_jobs(ops, history_id, recorded["tool_id"], inputs, recorded.get("tool_version"))
 
 
+def _rerun_tool(ops, arguments) -> list[tuple[str, str | None]]:
+    recorded = ops.get_job_parameters(arguments["job_id"])
+    return [(recorded["tool_id"], recorded.get("tool_version"))]
+
+
+#: Per MCP tool that runs Galaxy tools: the (tool id, version) pairs a call runs.
 RUN_TOOL_IDS = {
-    "run_tool": lambda ops, arguments: [arguments["tool_id"]],
-    "rerun_job": lambda ops, arguments: [ops.get_job_parameters(arguments["job_id"])["tool_id"]],
+    "run_tool": lambda ops, arguments: [(arguments["tool_id"], arguments.get("tool_version"))],
+    "rerun_job": _rerun_tool,
     "invoke_workflow": _workflow_tool_ids,
 }
 RUN_JOBS = {

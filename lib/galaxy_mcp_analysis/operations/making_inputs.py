@@ -277,13 +277,17 @@ class MakingInputs:
         ]
         self._check_element_references(references, False, "Inputs of the tool run")
 
-    def get_tool_details(self, tool_id: str, io_details: bool = False) -> dict[str, Any]:
+    def get_tool_details(
+        self, tool_id: str, io_details: bool = False, tool_version: str | None = None
+    ) -> dict[str, Any]:
         """Galaxy's tool details; with io_details each dataset input says how to give it a collection."""
         _require_tool_id(tool_id)
-        details = super().get_tool_details(tool_id, io_details)
+        tool = self.lookup.tool(tool_id, tool_version)
+        self.__dict__["_described_tool"] = tool  # Galaxy's method finds the tool by id: this one, in this version
+        details = super().get_tool_details(tool.id, io_details) | {"tool_version": tool.version}
         if not io_details:
             return details
-        declared = data_inputs(self._get_toolbox_tool(tool_id).inputs)
+        declared = data_inputs(tool.inputs)
         top_level = {data_input.name: data_input for data_input in declared if len(data_input.path) == 1}
         for entry in details["inputs"]:
             if entry["name"] in top_level:
@@ -296,6 +300,12 @@ class MakingInputs:
             if len(data_input.path) > 1
         ]
         return details
+
+
+    def _get_toolbox_tool(self, tool_id: str):
+        """Galaxy's lookup of a tool by id, answering get_tool_details' tool in the version it asked for."""
+        described = self.__dict__.get("_described_tool")
+        return described if described is not None and described.id == tool_id else super()._get_toolbox_tool(tool_id)
 
 
 def _require_tool_id(tool_id: str) -> None:

@@ -36,6 +36,23 @@ class ToolInformation:
         return {"tool_id": tool_id, "tool_name": tool.name, "tool_version": tool.version, "citations": citations,
                 "count": len(citations)}
 
+    def get_tool_versions(self, tool_id: str) -> dict[str, Any]:
+        """Every version of the tool served, oldest first, each with the id to pass (the ToolShed guid where
+        there is one); ``default`` marks the version Galaxy runs for ``tool_id`` when no version is given."""
+        default = self.lookup.tool(tool_id)
+        versions = self.lookup.tool_versions(tool_id) or [default]
+        return {
+            "tool_id": tool_id,
+            "name": default.name,
+            "default_version": default.version,
+            "versions": [
+                {"version": tool.version, "id": tool.id, "default": tool is default,
+                 **({"tool_shed_repository": _repository(tool)} if tool.tool_shed else {})}
+                for tool in versions
+            ],
+            "count": len(versions),
+        }
+
     def get_tool_run_examples(self, tool_id: str, tool_version: str | None = None) -> dict[str, Any]:
         """The tool's ``<tests>`` cases (stock method overridden: it failed on every tool with tests)."""
         if tool_version == ALL_VERSIONS:
@@ -109,6 +126,7 @@ class ToolInformation:
         return {
             "tool_id": tool.id,
             "version": tool.version,
+            "tool_version": tool.version,
             "name": tool.name,
             "description": tool.description or "",
             "panel_section": {"id": section_id, "name": section_name} if section_id else None,
@@ -170,3 +188,9 @@ def _output_format(output) -> str:
     if output.format_source:
         return f"the format of input {output.format_source}"
     return output.format or "data"
+
+
+def _repository(tool) -> dict[str, str]:
+    """Where a ToolShed tool was installed from, as Galaxy's toolbox recorded it."""
+    return {"tool_shed": tool.tool_shed, "name": tool.repository_name, "owner": tool.repository_owner,
+            "changeset_revision": tool.installed_changeset_revision}

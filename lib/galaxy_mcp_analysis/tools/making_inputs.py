@@ -9,6 +9,7 @@ from pydantic import Field
 
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import HistoryId
+from galaxy_mcp_analysis.tools.tool_inputs import ToolVersion
 
 
 @analysis_tool(title="Create dataset from text", read_only=False)
@@ -94,9 +95,18 @@ def create_collection(
     )
 
 
-#: Stock Galaxy tools whose behaviour the patch set extends; their descriptions say how.
-STOCK_DESCRIPTIONS = {
-    "run_tool": """Run a Galaxy tool in a history; returns the jobs and outputs it created. Not idempotent.
+# Galaxy's stock run_tool and get_tool_details, declared again with the parameter they lack (tool_version);
+# their annotations are Galaxy's own (tools/stock.py lists the other stock tools).
+ToolRequest = Annotated[
+    dict[str, Any], Field(description="Tool parameters by name, nested or flat; value shapes in the description.")
+]
+
+
+@analysis_tool(title="Run a tool", read_only=False)
+def run_tool(
+    ops, history_id: str, tool_id: str, inputs: ToolRequest, tool_version: ToolVersion = None
+) -> dict[str, Any]:
+    """Run a Galaxy tool in a history; returns the jobs and outputs it created. Not idempotent.
 
     inputs are checked first against the tool's model (get_tool_input_schema; dry run:
     check_tool_inputs); every problem (unknown name, option, unselected branch, missing, type,
@@ -112,14 +122,19 @@ STOCK_DESCRIPTIONS = {
     mapped_over [{input, collection_id}]. Never wrapped: data_collection inputs, multiple="true"
     inputs (they take the whole collection in one job).
 
-    Returns jobs, outputs, output_collections, mapped_over, implicit_collections [{id, name,
+    tool_version: a version from get_tool_versions (None: Galaxy's default); guids work as tool_id.
+    Returns tool_version, jobs, outputs, output_collections, mapped_over, implicit_collections [{id, name,
     collection_type, element_count, output_name, ...}], inputs_checked (false: not modelled).
-    Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools)
-    or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
+    Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools),
+    version (the served ones listed) or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
-    """,
-    "run_tool.inputs": "Tool parameters by name, nested or flat; value shapes in the description.",
-    "get_tool_details": """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
+    """
+    return ops.run_tool(history_id, tool_id, inputs, tool_version=tool_version)
+
+
+@analysis_tool(title="Tool details and inputs", read_only=True, idempotent=True)
+def get_tool_details(ops, tool_id: str, io_details: bool = False, tool_version: ToolVersion = None) -> dict[str, Any]:
+    """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
 
     With io_details=True each dataset input says how to give it a collection: takes_collection=false
     inputs carry map_over, the exact batch value that runs the tool once per element; true means the
@@ -128,7 +143,7 @@ STOCK_DESCRIPTIONS = {
     Select options, conditional branches, defaults and a template: get_tool_input_schema(tool_id).
     Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
     "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
-    Errors: [NOT_FOUND] unknown tool id (search_tools finds ids).
+    Errors: [NOT_FOUND] unknown tool id (search_tools finds ids) or version (get_tool_versions).
     Next: get_tool_help(tool_id); get_tool_input_schema(tool_id); check_tool_inputs; run_tool.
-    """,
-}
+    """
+    return ops.get_tool_details(tool_id, io_details, tool_version=tool_version)

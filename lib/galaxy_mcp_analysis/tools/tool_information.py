@@ -32,3 +32,17 @@ def get_tool_help(
     Next: get_tool_input_schema(tool_id), check_tool_inputs, run_tool.
     """
     return ops.get_tool_help(tool_id, tool_version=tool_version, offset=offset, max_bytes=max_bytes)
+
+
+@analysis_tool(title="List a tool's versions", read_only=True, idempotent=True)
+def get_tool_versions(ops, tool_id: ToolId) -> dict[str, Any]:
+    """List every version of a tool this server serves, oldest first, to pin the one an analysis used.
+
+    tool_id: a short id or a ToolShed guid (any version's). Returns tool_id, name, default_version,
+    versions [{version, id, default, tool_shed_repository?}], count. id: the tool_id to pass (a
+    ToolShed tool's guid); default marks what run_tool runs for this tool_id without tool_version.
+    Example: get_tool_versions(tool_id="Grep1") -> versions [{"version": "1.0.1", "id": "Grep1", ...}, ...]
+    Errors: [NOT_FOUND] unknown tool (search_tools).
+    Next: run_tool, get_tool_input_schema, check_tool_inputs with tool_version.
+    """
+    return ops.get_tool_versions(tool_id)
