@@ -56,6 +56,8 @@ def patch_set_tools() -> set[str]:
 
 #: Tool wrappers written here of the kinds admins install (test/corpus/README.md), with their own tool_conf.xml.
 CORPUS_CONF = Path(__file__).parent / "corpus" / "tool_conf.xml"
+#: One corpus tool in three versions installed under ToolShed guids, as Galaxy's installer writes a shed_tool_conf.xml.
+SHED_CONF = Path(__file__).parent / "corpus" / "shed" / "shed_tool_conf.xml"
 
 _usernames = itertools.count()
 
@@ -105,7 +107,7 @@ def galaxy(tmp_path_factory, new_database_url):
     directory = tmp_path_factory.mktemp("galaxy")
     policy_file = tmp_path_factory.mktemp("policy") / "policy.yml"
     audit_log = directory / "audit.jsonl"
-    server = LaunchedGalaxy(directory / "data", database_url=new_database_url(), tool_confs=[CORPUS_CONF],
+    server = LaunchedGalaxy(directory / "data", database_url=new_database_url(), tool_confs=[CORPUS_CONF, SHED_CONF],
                             env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(policy_file),
                                  "GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
     server.policy_file, server.audit_log = policy_file, audit_log

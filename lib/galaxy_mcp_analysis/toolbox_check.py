@@ -33,6 +33,7 @@ class ToolReport:
     tool_id: str
     version: str
     modelled: bool
+    guid: str | None = None
     cases: int = 0
     accepted: int = 0
     refused: int = 0
@@ -41,22 +42,31 @@ class ToolReport:
     note: str = ""
 
     def line(self) -> str:
+        name = f"{self.tool_id} {self.version}" + (f" ({self.guid})" if self.guid else "")
         if not self.modelled:
-            return f"{self.tool_id} {self.version}: not modelled ({self.note}); {self.cases} cases left to Galaxy"
-        return (f"{self.tool_id} {self.version}: {self.cases} cases: {self.accepted} accepted, "
+            return f"{name}: not modelled ({self.note}); {self.cases} cases left to Galaxy"
+        return (f"{name}: {self.cases} cases: {self.accepted} accepted, "
                 f"{self.refused} refused, {self.left_to_galaxy} values left to Galaxy")
 
 
-def tool_files(tool_confs: list[Path]) -> list[Path]:
-    """The tool XML files a list of Galaxy tool configuration files names, their paths resolved as
-    Galaxy's toolbox resolves them: ``tool_path`` with ``${tool_conf_dir}`` substituted, relative paths
-    from the working directory (Galaxy's root)."""
-    files = []
+def tool_entries(tool_confs: list[Path]) -> list[tuple[Path, str | None, str | None]]:
+    """``(tool XML file, guid, version)`` of each tool a list of Galaxy tool configuration files names, the
+    paths resolved as Galaxy's toolbox resolves them: ``tool_path`` with ``${tool_conf_dir}`` substituted,
+    relative paths from the working directory (Galaxy's root). A tool installed from a ToolShed (a
+    ``shed_tool_conf.xml``) has the ``guid`` and ``<version>`` its installer wrote, which Galaxy serves it
+    under; others have None."""
+    entries = []
     for conf in tool_confs:
         root = ElementTree.parse(conf).getroot()
         tool_path = string.Template(root.get("tool_path", "")).safe_substitute(tool_conf_dir=str(conf.parent))
-        files += [Path(tool_path) / element.get("file") for element in root.iter("tool") if element.get("file")]
-    return files
+        entries += [(Path(tool_path) / element.get("file"), element.get("guid"), element.findtext("version"))
+                    for element in root.iter("tool") if element.get("file")]
+    return entries
+
+
+def tool_files(tool_confs: list[Path]) -> list[Path]:
+    """The tool XML files a list of Galaxy tool configuration files names (``tool_entries``)."""
+    return [path for path, _, _ in tool_entries(tool_confs)]
 
 
 def tool_parameters(source) -> list:
@@ -69,19 +79,19 @@ def tool_parameters(source) -> list:
     return modelled_parameters(input_models_for_tool_source(source).parameters, source)
 
 
-def check_tool(path: Path) -> ToolReport:
+def check_tool(path: Path, guid: str | None = None, installed_version: str | None = None) -> ToolReport:
     from galaxy.tool_util.parser import get_tool_source
     from galaxy.tool_util_models.parameters import create_field_model
 
     source = get_tool_source(str(path))
-    tool_id, version = source.parse_id(), source.parse_version() or "?"
+    tool_id, version = source.parse_id(), installed_version or source.parse_version() or "?"
     tests = source.parse_tests_to_dict()["tests"]
     try:
         parameters = tool_parameters(source)
         relaxed = create_field_model(parameters, f"{tool_id}_relaxed", "relaxed_request")
     except Exception as error:  # Galaxy's typed model cannot describe it: run_tool passes its inputs on
-        return ToolReport(tool_id, version, False, cases=len(tests), note=f"{type(error).__name__}")
-    report = ToolReport(tool_id, version, True)
+        return ToolReport(tool_id, version, False, guid, cases=len(tests), note=f"{type(error).__name__}")
+    report = ToolReport(tool_id, version, True, guid)
     for number, state in tool_test_cases(source, parameters):
         report.cases += 1
         request = _with_placeholders(state)
@@ -152,12 +162,13 @@ def default_tool_confs(data_dir: Path) -> list[Path]:
 
 
 def run(tool_confs: list[Path], out=print) -> int:
-    """Check every tool; one line per tool, each refusal under it, one summary line. 1 on any refusal."""
+    """Check every version of every tool; one line per version, each refusal under it, one summary line
+    with the time taken. 1 on any refusal."""
     began = time.monotonic()
     reports = []
-    for path in tool_files(tool_confs):
+    for path, guid, version in tool_entries(tool_confs):
         try:
-            reports.append(check_tool(path))
+            reports.append(check_tool(path, guid, version))
         except Exception as error:  # a file Galaxy's parser cannot read: Galaxy will not load it either
             out(f"{path}: not loadable ({type(error).__name__}: {str(error)[:120]})")
             continue
@@ -167,7 +178,8 @@ def run(tool_confs: list[Path], out=print) -> int:
     cases = sum(report.cases for report in reports)
     refused = sum(report.refused for report in reports)
     out(
-        f"check-toolbox: {len(reports)} tools ({sum(report.modelled for report in reports)} modelled), "
+        f"check-toolbox: {len({report.tool_id for report in reports})} tools in {len(reports)} versions "
+        f"({sum(report.modelled for report in reports)} modelled), "
         f"{cases} test cases: {sum(report.accepted for report in reports)} accepted, {refused} refused, "
         f"{sum(report.cases for report in reports if not report.modelled)} of unmodelled tools passed on; "
         f"{sum(report.left_to_galaxy for report in reports)} values left to Galaxy; {time.monotonic() - began:.1f} s"

@@ -236,6 +236,7 @@ ROWS = [
     Row("get_tool_details", "no item", LISTING, lambda i, w, c: {"tool_id": "Cut1", "io_details": True}),
     Row("get_tool_run_examples", "no item", LISTING, lambda i, w, c: {"tool_id": "sort1"}),
     Row("get_tool_help", "no item", LISTING, lambda i, w, c: {"tool_id": "Grep1"}),
+    Row("get_tool_versions", "no item", LISTING, lambda i, w, c: {"tool_id": "Grep1"}),
     Row("get_tool_citations", "no item", LISTING, lambda i, w, c: {"tool_id": "sort1"}),
     Row("search_tools_by_keywords", "no item", LISTING, lambda i, w, c: {"keywords": ["sort"]}),
     Row("get_server_info", "no item", LISTING, lambda i, w, c: {}),

@@ -215,6 +215,7 @@ CALLS = {
     "check_tool_inputs": lambda w: {"history_id": w["history"], "tool_id": "sort1",
                                     "inputs": {"input": {"src": "hda", "id": w["ids"]["zeta"]}}},
     "get_tool_help": lambda w: {"tool_id": "Grep1"},
+    "get_tool_versions": lambda w: {"tool_id": "Grep1"},
     "create_workflow_from_history": lambda w: {"history_id": w["history"], "name": "returned",
                                                "job_ids": [w["sort_job"]]},
     "create_workflow": lambda w: {"definition": {"class": "GalaxyWorkflow", "inputs": {"t": "data"},

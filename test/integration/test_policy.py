@@ -249,6 +249,32 @@ rules:
         wait(mcp, key, histories[who])
 
 
+def test_galaxy_tool_rules_match_a_toolshed_tool_by_short_id_and_by_guid(galaxy, mcp, api_key, policy):
+    """A rule naming the short id binds every installed version, whichever id the call gives; a rule naming one
+    version's guid binds that version only, also when the call gives the short id and that tool_version."""
+    guid = "toolshed.example.org/repos/mcp_corpus/corpus_lines/corpus_lines/{}"
+    history = mcp.call_ok("create_history", name="policy versions", api_key=api_key)["id"]
+    text = paste(mcp, api_key, history, "one\ntwo\n")
+    wait(mcp, api_key, history)
+    requests = {"1.0.0": {"mode": {"how": "head", "lines": 1}}, "2.0.0": {"mode": {"from_end": False, "count": 1}}}
+
+    def run(tool_id, version, tool_version=None):
+        inputs = {"input1": {"src": "hda", "id": text}, **requests[version]}
+        return mcp.call("run_tool", {"history_id": history, "tool_id": tool_id, "inputs": inputs, "api_key": api_key,
+                                     **({"tool_version": tool_version} if tool_version else {})})
+
+    before = jobs_in(galaxy, api_key, history)
+    policy("rules:\n  - {name: no-lines, who: everyone, deny_galaxy_tools: [corpus_lines]}\n")
+    for call in ((guid.format("1.0.0"), "1.0.0"), (guid.format("2.0.0"), "2.0.0"), ("corpus_lines", "2.0.0")):
+        assert run(*call).content[0].text.startswith("[FORBIDDEN] rule no-lines: "), call
+    policy(f"rules:\n  - {{name: no-v1, who: everyone, deny_galaxy_tools: ['{guid.format('1.0.0')}']}}\n")
+    assert run("corpus_lines", "1.0.0", "1.0.0").content[0].text.startswith("[FORBIDDEN] rule no-v1: ")
+    assert jobs_in(galaxy, api_key, history) == before
+    assert not run("corpus_lines", "2.0.0").is_error and not run(guid.format("1.0.0"), "2.0.0", "2.0.0").is_error
+    assert jobs_in(galaxy, api_key, history) == before + 2
+    wait(mcp, api_key, history)
+
+
 def test_tool_sets(galaxy, api_key, policy):
     """?toolset=NAME lists and serves only that set (core is built in; test_field_report_replay runs the
     field report's analysis through it); any other tool is refused like an unknown tool; an unknown set too."""

@@ -44,6 +44,15 @@ def test_a_line_has_the_contracts_fields_and_never_the_key():
     assert line["outcome"] == "ok" and line["created"] == line["jobs"] == []
 
 
+def test_a_run_names_the_galaxy_tool_and_version_it_resolved_to():
+    guid = "toolshed.example.org/repos/mcp_corpus/corpus_lines/corpus_lines/1.0.0"
+    line = record("run_tool", {"tool_id": "corpus_lines", "tool_version": "1.0.0"},
+                  result={"tool_id": guid, "tool_version": "1.0.0", "jobs": [{"id": "j1"}], "outputs": []})
+    assert line["galaxy_tool"] == {"id": guid, "version": "1.0.0"} and line["jobs"] == ["j1"]
+    assert "galaxy_tool" not in record("run_tool", {"tool_id": "corpus_lines"}, error=ValueError("[NOT_FOUND] x"))
+    assert "galaxy_tool" not in record("peek_dataset_content", result={"content": "x"})
+
+
 def test_long_values_are_cut_and_marked():
     line = record("create_dataset_from_text", {"content": "x" * 5000, "items": list(range(50))})
     content = line["arguments"]["content"]

@@ -217,3 +217,19 @@ def test_the_policy_file_comes_from_the_variable_else_galaxy_yml():
     assert policy_path(unset) is None and policy_path(unset, gx_app) == "/etc/galaxy/p.yml"
     variable = Settings.from_environ({"GALAXY_MCP_ANALYSIS_POLICY_FILE": " /srv/policy.yml "})
     assert policy_path(variable, gx_app) == "/srv/policy.yml"
+
+
+def test_a_rule_naming_a_short_id_matches_every_guid_of_it_and_a_guid_rule_one_version():
+    guid = "toolshed.example.org/repos/mcp_corpus/corpus_lines/corpus_lines/"
+    by_short_id = parse_policy("rules:\n  - {name: no-lines, who: everyone, deny_galaxy_tools: [corpus_lines]}\n")
+    by_guid = parse_policy(f"rules:\n  - {{name: no-v1, who: everyone, deny_galaxy_tools: ['{guid}1.0.0']}}\n")
+    allowed = parse_policy("rules:\n  - {name: lines-only, who: everyone, allow_galaxy_tools: [corpus_lines]}\n")
+    for version in ("1.0.0", "2.0.0"):
+        installed = GalaxyTool(guid + version, "Corpus (ToolShed)", "corpus_lines")
+        assert by_short_id.check_galaxy_tools(OTHER, [installed]).rule == "no-lines"
+        assert allowed.check_galaxy_tools(OTHER, [installed]) is None
+    assert by_guid.check_galaxy_tools(OTHER, [GalaxyTool(guid + "1.0.0", None, "corpus_lines")]).rule == "no-v1"
+    assert by_guid.check_galaxy_tools(OTHER, [GalaxyTool(guid + "2.0.0", None, "corpus_lines")]) is None
+    # a tool outside any ToolShed has one id: its short id
+    assert by_short_id.check_galaxy_tools(OTHER, [GalaxyTool("corpus_lines", None, "corpus_lines")]).rule == "no-lines"
+    assert allowed.check_galaxy_tools(OTHER, [GalaxyTool("Cut1", None, "Cut1")]).rule == "lines-only"

@@ -41,6 +41,11 @@ def check_mcp_tools() -> str | None:
             return f"galaxy.webapps.galaxy.api.mcp.{name} is gone"
     if not callable(getattr(FastMCP, "add_tool", None)):
         return "FastMCP.add_tool is gone"
+    from fastmcp.server.providers.local_provider import LocalProvider
+
+    # run_tool and get_tool_details are declared again (tools/making_inputs.py): the stock ones are removed first.
+    if not callable(getattr(LocalProvider, "remove_tool", None)) or not hasattr(FastMCP, "local_provider"):
+        return "FastMCP.local_provider.remove_tool is gone"
     from fastmcp.tools.base import ToolResult
 
     # mcp.result_text builds results and reshapes stock ones' text blocks.

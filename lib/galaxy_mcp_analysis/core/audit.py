@@ -172,6 +172,9 @@ def audit_record(
     ok = error is None
     record.update(effects(tool, arguments or {}, result) if ok else {kind: [] for kind in EFFECT_KINDS})
     record["touched"] = touched(tool, arguments or {}, result) if ok else {}
+    if ok and isinstance(result, dict) and result.get("tool_id") and result.get("tool_version"):
+        # The Galaxy tool the call resolved to: a short id given, the guid and version that ran.
+        record["galaxy_tool"] = {"id": result["tool_id"], "version": result["tool_version"]}
     if error is not None:
         record["error"] = shortened(str(error).split("\n", 1)[0])
     return record

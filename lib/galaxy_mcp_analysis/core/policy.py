@@ -105,15 +105,20 @@ def _matching(tool: ToolFacts, arguments, entries: Iterable[str]) -> str | None:
 
 @dataclass(frozen=True)
 class GalaxyTool:
+    """A Galaxy tool as run: its id (a ToolShed tool's guid names one version) and its short id (the id in
+    its XML, the same for every version); a rule's pattern matches either."""
+
     id: str
     section: str | None = None
+    short_id: str | None = None
 
     def matches(self, entries: Iterable[str]) -> str | None:
+        names = [self.id] + ([self.short_id] if self.short_id and self.short_id != self.id else [])
         for entry in entries:
             if entry.startswith("section:"):
                 if self.section is not None and entry[len("section:"):] == self.section:
                     return entry
-            elif fnmatch.fnmatchcase(self.id, entry):
+            elif any(fnmatch.fnmatchcase(name, entry) for name in names):
                 return entry
         return None
 

@@ -13,6 +13,7 @@ Galaxy MCP tool takes, resolves the key to that user's AnalysisOperationsManager
 and runs the body under the one error mapping (mcp.errors.coded_errors).
 """
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Callable
@@ -180,6 +181,8 @@ def register_analysis_tools(
     if stock_text:
         mcp.add_middleware(ShapedText(stock_text))
     for spec in specs:
+        with contextlib.suppress(KeyError):  # a stock tool declared again (run_tool: a parameter it lacks)
+            mcp.local_provider.remove_tool(spec.name)
         mcp.tool(
             _as_mcp_function(spec, gx_app),
             name=spec.name,

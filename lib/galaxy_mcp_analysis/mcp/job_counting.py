@@ -41,18 +41,20 @@ class PlannedRun:
             raise InvalidRun(f"no {facts.runs.argument}: the call's own checks refuse it")
         self._rerun: dict[str, Any] | None = None
 
-    def galaxy_tools(self) -> list[str] | None:
-        """The Galaxy tool ids the call would run; None when they cannot be listed (a subworkflow step)."""
+    def galaxy_tools(self) -> list[tuple[str, str | None]] | None:
+        """The (Galaxy tool id, version) pairs the call would run (version None: Galaxy's default); None when
+        they cannot be listed (a subworkflow step)."""
         if self.kind == "tool":
-            return [self.named]
+            return [(self.named, self.arguments.get("tool_version"))]
         if self.kind == "user_tool":
-            return [f"{USER_TOOL_PREFIX}{self.named}"]
+            return [(f"{USER_TOOL_PREFIX}{self.named}", None)]
         if self.kind == "job":
-            return [self.rerun()["tool_id"]]
+            request = self.rerun()
+            return [(request["tool_id"], request["tool_version"])]
         steps = self.ops.get_workflow_input_schema(self.named)["steps"]
         if any(step.get("type") == "subworkflow" for step in steps):
             return None
-        return [step["tool_id"] for step in steps if step.get("tool_id")]
+        return [(step["tool_id"], step.get("tool_version")) for step in steps if step.get("tool_id")]
 
     def jobs(self) -> int:
         arguments = self.arguments
@@ -61,7 +63,8 @@ class PlannedRun:
                                     arguments.get("tool_version"))
         if self.kind == "job":
             request = self.rerun()
-            return _count_tool_jobs(self.ops, request["history_id"], request["tool_id"], request["inputs"])
+            return _count_tool_jobs(self.ops, request["history_id"], request["tool_id"], request["inputs"],
+                                    request["tool_version"])
         if self.kind == "user_tool":
             inputs = arguments.get("inputs") or {}
             mapped = any(isinstance(value, dict) and value.get("src") == "hdca" for value in inputs.values())

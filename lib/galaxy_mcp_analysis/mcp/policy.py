@@ -148,7 +148,7 @@ class PolicyRules(Middleware):
         if tool_ids is None:
             return Refusal("policy-checks", f"{facts.name} runs tools this server cannot list before it runs "
                            "(a subworkflow step); the policy's Galaxy tool rules cannot be checked.")
-        refusal = policy.check_galaxy_tools(caller, [self._galaxy_tool(tool_id) for tool_id in tool_ids])
+        refusal = policy.check_galaxy_tools(caller, [self._galaxy_tool(*tool) for tool in tool_ids])
         if refusal is None and policy.needs_jobs_count(caller):
             try:
                 jobs = run.jobs()
@@ -157,9 +157,11 @@ class PolicyRules(Middleware):
             refusal = policy.check_jobs(caller, jobs)
         return refusal
 
-    def _galaxy_tool(self, tool_id: str) -> GalaxyTool:
+    def _galaxy_tool(self, tool_id: str, tool_version: str | None = None) -> GalaxyTool:
+        """The tool Galaxy resolves ``tool_id`` (short id or guid) and ``tool_version`` to, as the rules see it."""
         if tool_id.startswith(USER_TOOL_PREFIX):
             return GalaxyTool(tool_id)  # a user-defined tool: in no panel section
-        tool = self.gx_app.toolbox.get_tool(tool_id)
-        section = tool.get_panel_section()[1] if tool is not None else None
-        return GalaxyTool(tool.id if tool is not None else tool_id, section)
+        tool = self.gx_app.toolbox.get_tool(tool_id, tool_version=tool_version)
+        if tool is None:
+            return GalaxyTool(tool_id)
+        return GalaxyTool(tool.id, tool.get_panel_section()[1], getattr(tool, "old_id", None))

@@ -241,24 +241,27 @@ class Lookup:
                 "tool_id is empty.",
                 "Find a tool id with search_tools(query), e.g. search_tools('sort') -> 'sort1'.",
             )
-        toolbox = self.app.toolbox
-        tool = toolbox.get_tool(tool_id, tool_version=tool_version) if tool_version else toolbox.get_tool(tool_id)
+        # Galaxy's own resolution: a short id or a ToolShed guid, the version looked up along the tool's lineage.
+        tool = self.app.toolbox.get_tool(tool_id, tool_version=tool_version)
         if tool_version and tool is not None and tool.version != tool_version:
-            tool = None
+            tool = None  # Galaxy falls back to the newest version; a pinned version must not
         if tool is None or not tool.allow_user_access(self.trans.user):
-            versions = ""
-            if tool_version:
-                known = toolbox.get_tool(tool_id)
-                if known is not None and known.allow_user_access(self.trans.user):
-                    served = sorted(getattr(known, "tool_versions", [known.version]))
-                    versions = f" Versions served: {', '.join(served)}."
+            served = [each.version for each in self.tool_versions(tool_id)] if tool_version else []
             raise AnalysisError(
                 ErrorCode.NOT_FOUND,
                 f"No tool {tool_id!r}" + (f" in version {tool_version!r}" if tool_version else "") + " is served."
-                + versions,
-                "Find tool ids with search_tools(query); omit tool_version for the default version.",
+                + (f" Versions served: {', '.join(served)}." if served else ""),
+                "Find tool ids with search_tools(query) and versions with get_tool_versions(tool_id); omit "
+                "tool_version for the default version.",
             )
         return tool
+
+    def tool_versions(self, tool_id: str) -> list:
+        """Every version of the tool this server serves to the caller, oldest first (Galaxy's toolbox finds
+        them along the tool's lineage: a short id and each version's guid name the same versions)."""
+        found = self.app.toolbox.get_tool(tool_id, get_all_versions=True) or []
+        served = {tool.version: tool for tool in found if tool.allow_user_access(self.trans.user)}
+        return sorted(served.values(), key=lambda tool: tool.version_object)
 
     # ---- jobs ----
 

@@ -36,11 +36,13 @@ ALL_VERSIONS = "*"
 class ToolInformation:
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans`` and the tool lookup)."""
 
-    def get_tool_details(self, tool_id: str, io_details: bool = False) -> dict[str, Any]:
-        """Galaxy's tool details of a tool the caller may use; with io_details each dataset input says how
-        to give it a collection (map-over), and those inside groups are listed by their flat names."""
-        tool = self.lookup.tool(tool_id)
-        details = super().get_tool_details(tool_id, io_details)
+    def get_tool_details(self, tool_id: str, io_details: bool = False, tool_version: str | None = None) -> dict[str, Any]:
+        """Galaxy's tool details of a tool the caller may use, in ``tool_version`` (else the default); with
+        io_details each dataset input says how to give it a collection (map-over), and those inside groups
+        are listed by their flat names."""
+        tool = self.lookup.tool(tool_id, tool_version)
+        self.__dict__["_described_tool"] = tool  # Galaxy's method finds the tool by id: this one, in this version
+        details = super().get_tool_details(tool.id, io_details) | {"tool_version": tool.version}
         if not io_details:
             return details
         declared = data_inputs(tool.inputs)
@@ -57,6 +59,12 @@ class ToolInformation:
         ]
         return details
 
+    def _get_toolbox_tool(self, tool_id: str):
+        """Galaxy's lookup of a tool by id (its get_tool_details calls it), answering get_tool_details' tool in
+        the version asked for: tools outside a ToolShed share one id across versions."""
+        described = self.__dict__.get("_described_tool")
+        return described if described is not None and described.id == tool_id else super()._get_toolbox_tool(tool_id)
+
     def get_tool_citations(self, tool_id: str) -> dict[str, Any]:
         """The tool's citations as {type, content} (stock method overridden: it read attributes Galaxy's
         citation objects lack, so a BibTeX citation came back as type "unknown" with no content and a DOI
@@ -65,6 +73,23 @@ class ToolInformation:
         citations = [citation_entry(citation) for citation in tool.citations or []]
         return {"tool_id": tool_id, "tool_name": tool.name, "tool_version": tool.version, "citations": citations,
                 "count": len(citations)}
+
+    def get_tool_versions(self, tool_id: str) -> dict[str, Any]:
+        """Every version of the tool served, oldest first, each with the id to pass (the ToolShed guid where
+        there is one); ``default`` marks the version Galaxy runs for ``tool_id`` when no version is given."""
+        default = self.lookup.tool(tool_id)
+        versions = self.lookup.tool_versions(tool_id) or [default]
+        return {
+            "tool_id": tool_id,
+            "name": default.name,
+            "default_version": default.version,
+            "versions": [
+                {"version": tool.version, "id": tool.id, "default": tool is default,
+                 **({"tool_shed_repository": _repository(tool)} if tool.tool_shed else {})}
+                for tool in versions
+            ],
+            "count": len(versions),
+        }
 
     def get_tool_run_examples(self, tool_id: str, tool_version: str | None = None) -> dict[str, Any]:
         """The tool's ``<tests>`` cases (stock method overridden: it failed on every tool with tests)."""
@@ -198,3 +223,9 @@ def _output_format(output) -> str:
     if output.format_source:
         return f"the format of input {output.format_source}"
     return output.format or "data"
+
+
+def _repository(tool) -> dict[str, str]:
+    """Where a ToolShed tool was installed from, as Galaxy's toolbox recorded it."""
+    return {"tool_shed": tool.tool_shed, "name": tool.repository_name, "owner": tool.repository_owner,
+            "changeset_revision": tool.installed_changeset_revision}

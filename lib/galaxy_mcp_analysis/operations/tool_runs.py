@@ -24,16 +24,21 @@ from galaxy_mcp_analysis.operations.request_handling import GalaxyJudge
 class ToolRuns:
     """run_tool and check_tool_inputs, one preflight and one population step for both."""
 
-    def run_tool(self, history_id: str, tool_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    def run_tool(
+        self, history_id: str, tool_id: str, inputs: dict[str, Any], tool_version: str | None = None
+    ) -> dict[str, Any]:
         """Galaxy's run_tool, its inputs checked first (operations.tool_inputs), bare collections mapped over."""
         # Galaxy's own refusal of an unknown tool is a bare "Tool not found." coded as invalid input;
         # lookup.tool answers [NOT_FOUND] with how to find the id (and refuses tools the user may not run).
-        tool = self.lookup.tool(tool_id)
+        tool = self.lookup.tool(tool_id, tool_version)
         self.check_input_references(inputs)
         history = self.lookup.history(history_id, "write")
         checked = self.preflight(tool, inputs, raise_problems=True, history=history)
         try:
-            result = super().run_tool(history_id, tool_id, checked.flat)
+            # Galaxy runs the very tool checked: its id (the guid of a ToolShed tool) and version.
+            payload = {"history_id": history_id, "tool_id": tool.id, "tool_version": tool.version,
+                       "inputs": checked.flat}
+            result = self._encode_ids_in_response(self.tools_service._create(self.trans, payload))
         except exceptions.RequestParameterInvalidException as refused:
             # Galaxy judged a value against the data (a column the dataset lacks, an option from its
             # metadata) before making any job: the same refusal as check_tool_inputs', by path and rule.
@@ -45,6 +50,8 @@ class ToolRuns:
         # What an agent needs next comes first: a map-over's collections, then what the check did; Galaxy's
         # per-output and per-job details (about 30 fields each) after them.
         summary: dict[str, Any] = {
+            "tool_id": tool.id,
+            "tool_version": tool.version,
             "implicit_collections": [
                 {"id": hdca["id"], **collection_fields(hdca), "output_name": hdca.get("output_name")}
                 for hdca in result.get("implicit_collections", [])

@@ -119,3 +119,31 @@ def saved_step_values(trans, step) -> tuple[dict[str, Any], list[dict[str, Any]]
     saved = _SavedStepState(trans.app, trans.security.encode_id)
     values = saved.walk(tool.inputs, module.state.inputs)
     return values, saved.parameters
+
+
+def version_change(trans, step, served_versions) -> dict[str, Any] | None:
+    """What Galaxy runs for a tool step pinned to a version this server lacks: Galaxy's own workflow module
+    for the step (``module_factory``, as an invocation builds it) picks the tool along its lineage, the
+    newest version served, and runs that one. None when the pinned version is served (or none is pinned);
+    ``served_versions(tool_id)``: the versions served, oldest first."""
+    if step.type != "tool" or not step.tool_version:
+        return None
+    try:
+        module = module_factory.from_workflow_step(trans, step)
+    except ToolMissingException:
+        module = None
+    tool = getattr(module, "tool", None)
+    runs = str(tool.version) if tool is not None else None
+    if runs == str(step.tool_version):
+        return None
+    served = served_versions(step.tool_id)
+    return {
+        "step_index": step.order_index,
+        "label": step.label,
+        "tool_id": step.tool_id,
+        "pinned_version": step.tool_version,
+        "runs_version": runs,
+        "served_versions": served,
+        "galaxy_will": (f"run version {runs} instead (Galaxy's newest along the tool's lineage)" if runs
+                        else "not run this step: the tool is not installed"),
+    }

@@ -7,8 +7,13 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import (
+    RUN_EFFECTS,
+    Runs,
+)
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import HistoryId
+from galaxy_mcp_analysis.tools.tool_inputs import ToolVersion
 
 
 @analysis_tool(title="Create dataset from text", read_only=False, starts_jobs=True,
@@ -96,9 +101,18 @@ def create_collection(
     )
 
 
-#: Stock Galaxy tools whose behaviour the patch set extends; their descriptions say how.
-STOCK_DESCRIPTIONS = {
-    "run_tool": """Run a Galaxy tool in a history; returns the jobs and outputs it created. Not idempotent.
+# Galaxy's stock run_tool, declared again with the parameter it lacks (tool_version; get_tool_details likewise,
+# in tools/tool_information.py); tools/stock.py holds the other stock tools.
+ToolRequest = Annotated[
+    dict[str, Any], Field(description="Tool parameters by name, nested or flat; value shapes in the description.")
+]
+
+
+@analysis_tool(title="Run a tool", read_only=False, starts_jobs=True, runs=Runs("tool_id", "tool"), effects=RUN_EFFECTS)
+def run_tool(
+    ops, history_id: str, tool_id: str, inputs: ToolRequest, tool_version: ToolVersion = None
+) -> dict[str, Any]:
+    """Run a Galaxy tool in a history; returns the jobs and outputs it created. Not idempotent.
 
     inputs are checked first against the tool's model (get_tool_input_schema; dry run:
     check_tool_inputs); every problem (unknown name, option, unselected branch, missing, type,
@@ -114,11 +128,11 @@ STOCK_DESCRIPTIONS = {
     mapped_over [{input, collection_id}]. Never wrapped: data_collection inputs, multiple="true"
     inputs (they take the whole collection in one job).
 
-    Returns jobs, outputs, output_collections, mapped_over, implicit_collections [{id, name,
+    tool_version: a version from get_tool_versions (None: Galaxy's default); guids work as tool_id.
+    Returns tool_version, jobs, outputs, output_collections, mapped_over, implicit_collections [{id, name,
     collection_type, element_count, output_name, ...}], inputs_checked (false: not modelled).
-    Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools)
-    or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
+    Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools),
+    version (the served ones listed) or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
     Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
-    """,
-    "run_tool.inputs": "Tool parameters by name, nested or flat; value shapes in the description.",
-}
+    """
+    return ops.run_tool(history_id, tool_id, inputs, tool_version=tool_version)

@@ -32,10 +32,8 @@ _TABLE = {
     "search_tools": ("Search tools by name", R, False, True, False),
     "search_tools_by_keywords": ("Search tools by keywords", R, False, True, False),
     "get_tool_panel": ("Tool panel sections", R, False, True, False),
-    "get_tool_details": ("Tool details and inputs", R, False, True, False),
     "get_tool_run_examples": ("Tool test cases as examples", R, False, True, False),
     "get_tool_citations": ("Tool citations", R, False, True, False),
-    "run_tool": ("Run a tool", W, False, False, False),
     "get_job_status": ("Job status", R, False, True, False),
     "get_job_details": ("Job that created a dataset", R, False, True, False),
     "list_histories": ("List histories", R, False, True, False),
@@ -66,7 +64,6 @@ _TABLE = {
 }
 #: The rest of a stock tool's facts (core.tool_facts.ToolFacts): jobs, the Galaxy tools it runs, the audit's effects.
 _MORE = {
-    "run_tool": {"starts_jobs": True, "runs": Runs("tool_id", "tool"), "effects": RUN_EFFECTS},
     "upload_file_from_url": {"starts_jobs": True, "effects": RUN_EFFECTS},
     "run_user_tool": {"starts_jobs": True, "runs": Runs("tool_uuid", "user_tool"), "effects": RUN_EFFECTS},
     "create_history": {"history": ("result.id",), "effects": {"created": (("result.id", "history"),)}},

@@ -34,9 +34,9 @@ def get_tool_help(
     return ops.get_tool_help(tool_id, tool_version=tool_version, offset=offset, max_bytes=max_bytes)
 
 
-#: Stock Galaxy tools whose behaviour the patch set extends; their descriptions say how.
-STOCK_DESCRIPTIONS = {
-    "get_tool_details": """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
+@analysis_tool(title="Tool details and inputs", read_only=True, idempotent=True)
+def get_tool_details(ops, tool_id: str, io_details: bool = False, tool_version: ToolVersion = None) -> dict[str, Any]:
+    """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
 
     With io_details=True each dataset input says how to give it a collection: takes_collection=false
     inputs carry map_over, the exact batch value that runs the tool once per element; true means the
@@ -45,7 +45,21 @@ STOCK_DESCRIPTIONS = {
     Select options, conditional branches, defaults and a template: get_tool_input_schema(tool_id).
     Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
     "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
-    Errors: [NOT_FOUND] unknown tool id (search_tools finds ids).
+    Errors: [NOT_FOUND] unknown tool id (search_tools finds ids) or version (get_tool_versions).
     Next: get_tool_help(tool_id); get_tool_input_schema(tool_id); check_tool_inputs; run_tool.
-    """,
-}
+    """
+    return ops.get_tool_details(tool_id, io_details, tool_version=tool_version)
+
+
+@analysis_tool(title="List a tool's versions", read_only=True, idempotent=True)
+def get_tool_versions(ops, tool_id: ToolId) -> dict[str, Any]:
+    """List every version of a tool this server serves, oldest first, to pin the one an analysis used.
+
+    tool_id: a short id or a ToolShed guid (any version's). Returns tool_id, name, default_version,
+    versions [{version, id, default, tool_shed_repository?}], count. id: the tool_id to pass (a
+    ToolShed tool's guid); default marks what run_tool runs for this tool_id without tool_version.
+    Example: get_tool_versions(tool_id="Grep1") -> versions [{"version": "1.0.1", "id": "Grep1", ...}, ...]
+    Errors: [NOT_FOUND] unknown tool (search_tools).
+    Next: run_tool, get_tool_input_schema, check_tool_inputs with tool_version.
+    """
+    return ops.get_tool_versions(tool_id)

@@ -7,6 +7,8 @@ from pathlib import Path
 from galaxy_mcp_analysis import toolbox_check
 
 CORPUS_CONF = Path(__file__).parents[2] / "corpus" / "tool_conf.xml"
+SHED_CONF = Path(__file__).parents[2] / "corpus" / "shed" / "shed_tool_conf.xml"
+GUID = "toolshed.example.org/repos/mcp_corpus/corpus_lines/corpus_lines/"
 
 WRONG_TEST = """<tool id="wrong_test" name="wrong test" version="0.1">
   <command>true</command>
@@ -32,8 +34,20 @@ def test_every_test_case_of_the_corpus_is_accepted_and_data_is_left_to_galaxy():
     assert lines[1] == "corpus_metadata_options 1.0.0: 1 cases: 1 accepted, 0 refused, 2 values left to Galaxy"
     # a test value without a <when> is an empty branch, as Galaxy runs it: all three cases are built and accepted
     assert "corpus_branch_values 1.0.0: 3 cases: 3 accepted, 0 refused, 0 values left to Galaxy" in lines
-    assert lines[-1].startswith("check-toolbox: 15 tools (15 modelled), 29 test cases: 29 accepted, 0 refused, "
+    assert lines[-1].startswith("check-toolbox: 15 tools in 15 versions (15 modelled), 29 test cases: 29 accepted, 0 refused, "
                                 "0 of unmodelled tools passed on; 23 values left to Galaxy"), lines[-1]
+
+
+def test_a_shed_toolbox_is_reported_per_version_under_its_guids():
+    lines: list[str] = []
+    assert toolbox_check.run([SHED_CONF], out=lines.append) == 0
+    assert lines[:3] == [
+        f"corpus_lines {version}: 1 cases: 1 accepted, 0 refused, 1 values left to Galaxy"
+        .replace(":", f" ({GUID}{version}):", 1)
+        for version in ("1.0.0", "1.1.0", "2.0.0")
+    ], lines
+    assert lines[-1].startswith("check-toolbox: 1 tools in 3 versions (3 modelled), 3 test cases: 3 accepted, "), lines
+    assert lines[-1].endswith(" s"), lines[-1]
 
 
 def test_a_refused_case_is_printed_with_its_path_and_fails_the_check(tmp_path):
@@ -52,4 +66,4 @@ def test_the_command_checks_the_served_toolbox_by_default_and_exits_0():
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
-    assert summary.startswith("check-toolbox: 101 tools (100 modelled), 179 test cases: 179 accepted, 0 refused"), summary
+    assert summary.startswith("check-toolbox: 93 tools in 101 versions (100 modelled), 179 test cases: 179 accepted, 0 refused"), summary

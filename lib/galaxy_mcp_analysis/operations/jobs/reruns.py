@@ -114,6 +114,9 @@ class JobReruns:
             )
         job = self.lookup.job(job_id)
         tool = self._tool_of(job, job_id)
+        if job.tool_version and tool.version != job.tool_version and not job.dynamic_tool:
+            # Galaxy answers a version it lacks with the newest one: a rerun must not change the version unasked.
+            self.lookup.tool(job.tool_id, job.tool_version)  # [NOT_FOUND] naming the versions served
         if not tool.is_workflow_compatible:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
@@ -124,7 +127,7 @@ class JobReruns:
         target_history = history_id or job_history
         inputs = self._rerun_inputs(job, tool, changes)
         if not replace_outputs:
-            result = self.run_tool(target_history, job.tool_id, inputs)
+            result = self.run_tool(target_history, job.tool_id, inputs, tool_version=tool.version)
             result.update(rerun_of=job_id, replaced_outputs=False, history_id=target_history)
             return result
         paused = self._check_replaceable(job, job_id, target_history, job_history)
@@ -132,7 +135,7 @@ class JobReruns:
         failed = _places(job)
         # Galaxy's rerun-and-remap: read from the tool request itself (tools.expand_incoming).
         inputs[REMAP_KEY] = job_id
-        result = self.run_tool(target_history, job.tool_id, inputs)
+        result = self.run_tool(target_history, job.tool_id, inputs, tool_version=tool.version)
         result.update(rerun_of=job_id, replaced_outputs=True, history_id=target_history)
         self._take_places(result, failed)
         # Galaxy resumes the paused jobs inside a remap that logs and swallows its own failures: say what happened.
@@ -145,11 +148,13 @@ class JobReruns:
     def rerun_request(
         self, job_id: str, changes: dict[str, Any] | None = None, history_id: str | None = None
     ) -> dict[str, Any]:
-        """What rerun_job would run, nothing run: {tool_id, history_id, inputs} (the recorded inputs, changes merged)."""
+        """What rerun_job would run, nothing run: {tool_id, tool_version, history_id, inputs} (the job's own
+        version; the recorded inputs, changes merged)."""
         job = self.lookup.job(job_id)
         tool = self._tool_of(job, job_id)
         return {
             "tool_id": job.tool_id,
+            "tool_version": tool.version,
             "history_id": history_id or self.trans.security.encode_id(job.history_id),
             "inputs": self._rerun_inputs(job, tool, changes),
         }

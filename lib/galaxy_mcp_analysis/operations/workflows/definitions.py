@@ -118,7 +118,8 @@ class WorkflowDefinitions:
                 continue
             modules[key] = module
             steps_out.append(
-                {"step_index": key, "label": label, "type": step_type, "tool_id": step_dict.get("tool_id")}
+                {"step_index": key, "label": label, "type": step_type, "tool_id": step_dict.get("tool_id"),
+                 "tool_version": module.get_version() if step_type == "tool" else None}
             )
             if step_type in INPUT_KINDS:
                 inputs_out.append({"label": label, "step_index": key, "kind": INPUT_KINDS[step_type]})
@@ -155,6 +156,15 @@ class WorkflowDefinitions:
                     + (f" Did you mean {listed(close)}?" if close else ""),
                     "Find tools with search_tools(query).",
                     tuple(close) or None,
+                )
+            if version and tool.version != str(version):  # Galaxy would save the step with another version
+                served = [each.version for each in self.lookup.tool_versions(tool_id)]
+                return None, InputProblem(
+                    f"steps.{name}.tool_version",
+                    UNKNOWN_STEP,
+                    f"Tool {tool_id!r} is not served in version {version!r}; versions served: {', '.join(served)}.",
+                    "Pin a served version (get_tool_versions(tool_id)) or leave tool_version out for the default.",
+                    tuple(served) or None,
                 )
         try:
             return module_factory.from_dict(self.trans, step_dict, detached=True, exact_tools=False), None

@@ -89,7 +89,8 @@ class WorkflowInputSchema:
 
 
 def _step_summary(step) -> dict[str, Any]:
-    return {"step_index": step.order_index, "label": step.effective_label, "type": step.type, "tool_id": step.tool_id}
+    return {"step_index": step.order_index, "label": step.effective_label, "type": step.type, "tool_id": step.tool_id,
+            "tool_version": step.tool_version}
 
 
 def _placeholder(entry: dict[str, Any]) -> Any:

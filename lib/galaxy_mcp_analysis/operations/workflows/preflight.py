@@ -28,6 +28,7 @@ from galaxy_mcp_analysis.core.workflows import (
 from galaxy_mcp_analysis.operations.workflow_steps import (
     maps_of_given_collections,
     saved_step_values,
+    version_change,
 )
 from galaxy_mcp_analysis.operations.workflows.common import (
     _ordered_steps,
@@ -61,6 +62,7 @@ class WorkflowPreflight:
             "inputs_by": plan["inputs_by"],
             "mapped_over": plan["mapped_over"],
             "steps": plan["steps"],
+            "version_changes": plan["version_changes"],
         }
 
     def invoke_workflow(
@@ -96,6 +98,7 @@ class WorkflowPreflight:
         result["mapped_over"] = plan["mapped_over"]
         result["resolved_inputs"] = plan["resolved_inputs"]
         result["defaulted_inputs"] = plan["defaulted_inputs"]
+        result["version_changes"] = plan["version_changes"]
         return result
 
     def _preflight(
@@ -146,7 +149,15 @@ class WorkflowPreflight:
             "galaxy_inputs": galaxy_inputs,
             "galaxy_parameters": galaxy_parameters,
             "steps": _expected_jobs(steps, map_sizes | maps_of_given_collections(self.trans, steps, given)),
+            "version_changes": self._version_changes(steps),
         }
+
+    def _version_changes(self, steps) -> list[dict[str, Any]]:
+        """Tool steps pinned to a version this server lacks, with the version Galaxy runs instead."""
+        def served(tool_id: str) -> list[str]:
+            return [tool.version for tool in self.lookup.tool_versions(tool_id)]
+
+        return [change for step in steps if (change := version_change(self.trans, step, served)) is not None]
 
     def _step_parameter_problems(self, steps, parameters: Any) -> tuple[dict[str, Any], list[InputProblem]]:
         """``parameters`` keyed by step label or index -> Galaxy's step-index keys, and the problems."""
@@ -233,6 +244,7 @@ def _expected_jobs(steps, map_sizes: dict[int, int]) -> list[dict[str, Any]]:
                     "step_index": step.order_index,
                     "label": step.label,
                     "tool_id": step.tool_id,
+                    "tool_version": step.tool_version,
                     "jobs_expected": size[step.order_index] or 1,
                 }
             )
