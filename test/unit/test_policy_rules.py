@@ -221,9 +221,9 @@ def test_the_policy_file_comes_from_the_variable_else_galaxy_yml():
 
 def test_a_rule_naming_a_short_id_matches_every_guid_of_it_and_a_guid_rule_one_version():
     guid = "toolshed.example.org/repos/mcp_corpus/corpus_lines/corpus_lines/"
-    by_short_id = parse_policy("rules:\n  - {name: no-lines, who: everyone, deny_galaxy_tools: [corpus_lines]}\n")
-    by_guid = parse_policy(f"rules:\n  - {{name: no-v1, who: everyone, deny_galaxy_tools: ['{guid}1.0.0']}}\n")
-    allowed = parse_policy("rules:\n  - {name: lines-only, who: everyone, allow_galaxy_tools: [corpus_lines]}\n")
+    by_short_id = parse_policy("rules:\n  - {name: no-lines, who: everyone, deny_galaxy_tools: [corpus_lines]}\n", TOOL_FACTS)
+    by_guid = parse_policy(f"rules:\n  - {{name: no-v1, who: everyone, deny_galaxy_tools: ['{guid}1.0.0']}}\n", TOOL_FACTS)
+    allowed = parse_policy("rules:\n  - {name: lines-only, who: everyone, allow_galaxy_tools: [corpus_lines]}\n", TOOL_FACTS)
     for version in ("1.0.0", "2.0.0"):
         installed = GalaxyTool(guid + version, "Corpus (ToolShed)", "corpus_lines")
         assert by_short_id.check_galaxy_tools(OTHER, [installed]).rule == "no-lines"
