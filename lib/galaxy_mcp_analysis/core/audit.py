@@ -58,12 +58,18 @@ EFFECTS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "cancel_job": {"changed": (("result.job_id", "job"),)},
     "update_dataset": {"changed": (("arguments.dataset_id", "dataset"),)},
     "update_collection": {"changed": (("result.collection_id", "collection"),)},
-    "delete_history_items": {"deleted": (("result.items[].id", "src"),)},  # purged: see effects
+    "update_history": {"changed": (("arguments.history_id", "history"),)},
+    # the items named, and (recursive) their collections' datasets; purged: see effects
+    "delete_history_items": {"deleted": (("result.items[].id", "src"), ("result.deleted_items[].id", "src"))},
     "restore_history_items": {"changed": (("result.items[].id", "src"),)},
     "create_page": {"created": (("result.page_id", "page"),)},
     "update_page": {"changed": (("result.page_id", "page"), ("arguments.page_id", "page"))},
     "revert_page_revision": {"changed": (("result.page_id", "page"),),
                              "created": (("result.new_revision_id", "page_revision"),)},
+    "delete_page": {"deleted": (("result.page_id", "page"),)},
+    "restore_page": {"changed": (("result.page_id", "page"),)},
+    "delete_workflow": {"deleted": (("result.workflow_id", "workflow"),)},
+    "restore_workflow": {"changed": (("result.workflow_id", "workflow"),)},
     "create_workflow_from_history": {"created": (("result.workflow_id", "workflow"),)},
     "create_workflow": {"created": (("result.workflow_id", "workflow"),)},
 }

@@ -77,9 +77,8 @@ class ReadingOutputs:
         max_elements: int = 20,
         offset: int = 0,
         max_bytes: int = 4096,
-        whole_lines: bool = True,
     ) -> dict[str, Any]:
-        """The same byte range of each dataset of a collection (nested ones flattened, in order), a page of
+        """The same byte range (whole lines) of each dataset of a collection (nested ones flattened, in order), a page of
         elements per call within the server's read cap; an element that cannot be read says why."""
         cap = self.settings.max_read_bytes
         max_bytes_applied, capped = clamp_max_bytes(max_bytes, cap)
@@ -88,7 +87,7 @@ class ReadingOutputs:
         chosen = elements_within(len(elements), element_offset, max_elements, max_bytes_applied, cap)
         page = [elements[index] for index in chosen]
         _, readable = self.lookup.datasets({element.hda.id for element in page if element.hda is not None})
-        read = [self._element_chunk(element, readable, offset, max_bytes_applied, whole_lines) for element in page]
+        read = [self._element_chunk(element, readable, offset, max_bytes_applied) for element in page]
         following = chosen.stop if chosen.stop < len(elements) else None
         return {
             "collection_id": collection_id,
@@ -103,7 +102,7 @@ class ReadingOutputs:
             "elements": read,
         }
 
-    def _element_chunk(self, element, readable: dict[int, bool], offset: int, max_bytes: int, whole_lines: bool):
+    def _element_chunk(self, element, readable: dict[int, bool], offset: int, max_bytes: int):
         """One element's chunk, or its identifier, dataset and the coded reason it cannot be read."""
         hda = element.hda
         identifiers = element._identifiers  # set by Galaxy's dataset_elements_and_identifiers
@@ -118,7 +117,7 @@ class ReadingOutputs:
             return {**shown, "error": "[AUTHORIZATION_ERROR] this dataset is not accessible to this API key's user."}
         try:
             self._require_readable(hda, dataset_id)
-            return {**shown, "name": hda.name, **self._hda_chunk(hda, offset, max_bytes, whole_lines, False)}
+            return {**shown, "name": hda.name, **self._hda_chunk(hda, offset, max_bytes, True, False)}
         except AnalysisError as unreadable:
             return {**shown, "state": hda.state, "error": f"[{unreadable.code.value}] {unreadable.message}"}
 

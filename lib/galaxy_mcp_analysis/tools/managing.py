@@ -103,7 +103,7 @@ def update_history(
     """Rename, annotate or tag your history, all or nothing; tags replaces every tag.
     Returns {history_id, name, annotation, tags, update_time, deleted, changed}.
 
-    Example: update_history(history_id="...", name="AMR isolates")
+    Example: update_history(history_id="...", name="AMR")
     Errors (nothing changes): [VALIDATION_ERROR] no field, bad name or tag; [CONFLICT] archived or
     purged; [AUTHORIZATION_ERROR] not yours. Next: get_history_details.
     """
@@ -169,7 +169,7 @@ def delete_history_items(
     purge frees the space for good (a collection needs recursive), in a background task: purge_pending.
 
     Returns {history_id, items: [{src, id, deleted, purged, visible}], deleted_items [{src, id}]
-    (recursive: the collections' datasets too), purged_items [{src, id, pending}]}.
+    (recursive: their datasets too), purged_items [{src, id, pending}]}.
     Example: delete_history_items(history_id="...", items=[{"src": "hda", "id": "..."}])
     Errors (nothing changes): [AUTHORIZATION_ERROR] not yours; [NOT_FOUND]; [VALIDATION_ERROR] malformed
     or elsewhere; [CONFLICT] uploading.

@@ -110,7 +110,7 @@ def update_page(
 
 @analysis_tool(title="Delete a page", read_only=False, destructive=True, idempotent=True)
 def delete_page(ops, page_id: PageId) -> dict[str, Any]:
-    """Delete a page you own (Galaxy's deleted flag; it leaves list_pages). Undo: restore_page(page_id).
+    """Delete a page you own (it leaves list_pages). Undo: restore_page(page_id).
     Returns {page_id, title, slug, deleted, published}.
     Errors: [AUTHORIZATION_ERROR] not your page (shared or published too); [NOT_FOUND].
     Next: list_pages(deleted=True).

@@ -70,18 +70,17 @@ def peek_collection_content(
     max_elements: Annotated[int, Field(description="1 to 100.")] = 20,
     offset: int = 0,
     max_bytes: Annotated[int, Field(description="Per dataset.")] = 4096,
-    whole_lines: bool = True,
 ) -> dict[str, Any]:
-    """peek_dataset_content's byte range of every dataset of a collection (nested ones in order), in one call.
+    """peek_dataset_content's byte range (whole lines) of every dataset of a collection (nested ones in order),
+    in one call.
     Returns element_count, next_element_offset (null: done), elements [{element_identifier, path
     (nested), dataset_id, content, next_offset, ...} or {..., error}: an unreadable one says why].
-    All elements share the server cap (1 MiB): fewer per call when max_bytes is large (capped).
+    All elements share the 1 MiB server cap (capped: fewer per call).
     Errors: [VALIDATION_ERROR] bad offsets; [NOT_FOUND]; [AUTHORIZATION_ERROR].
     Next: element_offset=next_element_offset; peek_dataset_content(dataset_id, offset=next_offset).
     """
     return ops.peek_collection_content(
-        collection_id, element_offset=element_offset, max_elements=max_elements, offset=offset, max_bytes=max_bytes,
-        whole_lines=whole_lines,
+        collection_id, element_offset=element_offset, max_elements=max_elements, offset=offset, max_bytes=max_bytes
     )
 
 

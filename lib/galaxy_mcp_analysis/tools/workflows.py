@@ -98,7 +98,7 @@ def create_workflow(
 
 @analysis_tool(title="Delete a workflow", read_only=False, destructive=True, idempotent=True)
 def delete_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
-    """Delete a workflow you own (Galaxy's deleted flag: it leaves list_workflows; its invocations stay).
+    """Delete a workflow you own (it leaves list_workflows; its invocations stay).
     Undo: restore_workflow(workflow_id). Returns {workflow_id, name, deleted, published}.
     Errors: [AUTHORIZATION_ERROR] not yours (shared or published too); [NOT_FOUND].
     Next: list_workflows(search="is:deleted").
@@ -109,7 +109,7 @@ def delete_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
 @analysis_tool(title="Restore a workflow", read_only=False, idempotent=True)
 def restore_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
     """Undelete a workflow you own. Returns {workflow_id, name, deleted, published}.
-    Errors: [AUTHORIZATION_ERROR] not yours; [NOT_FOUND]. Next: get_workflow_input_schema.
+    Errors: [AUTHORIZATION_ERROR] not yours; [NOT_FOUND]. Next: invoke_workflow.
     """
     return ops.restore_workflow(workflow_id)
 
