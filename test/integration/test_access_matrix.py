@@ -110,8 +110,8 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
     spare = fetch(galaxy, owner, history_id, {"src": "pasted", "paste_content": f"{marker}-spare\n", "ext": "txt",
                                               "name": f"{marker}-spare"})
     workflow, invocation = make_workflow(gx, owner, marker, history_id, dataset["id"])
-    spare_page = rest(gx, "/api/pages", owner, {"title": f"{marker}-spare-page", "slug": f"spare-{uuid.uuid4().hex[:12]}",
-                                                "content": f"# {marker}-spare\n", "content_format": "markdown"})["id"]
+    spare_page = rest(gx, "/api/pages", owner, {"title": f"{marker}-spare-page", "content_format": "markdown",
+                                                "slug": f"spare-{uuid.uuid4().hex[:12]}", "content": "# spare\n"})["id"]
     spare_workflow = rest(gx, "/api/workflows", owner, {"workflow": {
         "class": "GalaxyWorkflow", "label": f"{marker}-spare-workflow", "inputs": {"t": {"type": "data"}},
         "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "t"}}}}, "fill_defaults": True})["id"]

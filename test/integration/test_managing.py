@@ -1,8 +1,8 @@
 """Issue 16: managing what was run and made, through /api/mcp with real jobs.
 
 list_jobs, get_job_parameters, rerun_job (with replace_outputs), cancel_job, update_dataset,
-update_collection, delete_history_items and restore_history_items; update_history (issue 43). Set-up uses MCP where a tool exists and
-Galaxy's REST API otherwise; every outcome is read back from Galaxy.
+update_collection, delete_history_items and restore_history_items; update_history (issue 43). Set-up uses
+MCP where a tool exists and Galaxy's REST API otherwise; every outcome is read back from Galaxy.
 """
 
 import time

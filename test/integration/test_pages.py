@@ -214,7 +214,8 @@ def test_delete_and_restore_a_page_keeps_its_revisions(galaxy, mcp, api_key, pag
     assert page_id not in listed_ids(mcp, api_key) and page_id in listed_ids(mcp, api_key, deleted=True)
     assert mcp.call_ok("delete_page", page_id=page_id, api_key=api_key)["deleted"] is True  # idempotent
     restored = mcp.call_ok("restore_page", page_id=page_id, api_key=api_key)
-    assert restored["deleted"] is False and rest(galaxy.galaxy_url, f"/api/pages/{page_id}", api_key)["deleted"] is False
+    assert restored["deleted"] is False
+    assert rest(galaxy.galaxy_url, f"/api/pages/{page_id}", api_key)["deleted"] is False
     assert page_id in listed_ids(mcp, api_key) and revisions(mcp, api_key, page_id) == before
 
 
@@ -236,7 +237,8 @@ def test_only_the_owner_deletes_or_restores_a_page_shared_or_published(galaxy, m
     assert rest(gx, f"/api/pages/{page_id}", api_key)["deleted"] is True
     unknown = missing_id(galaxy)
     for tool in ("delete_page", "restore_page"):
-        assert mcp.call_error(tool, page_id=unknown, api_key=api_key).startswith(f"[NOT_FOUND] No page with id {unknown}")
+        error = mcp.call_error(tool, page_id=unknown, api_key=api_key)
+        assert error.startswith(f"[NOT_FOUND] No page with id {unknown}"), error
         assert mcp.call_error(tool, page_id="not-an-id!", api_key=api_key).startswith("[VALIDATION_ERROR] page_id")
 
 

@@ -327,10 +327,11 @@ def make_list(galaxy, api_key, history_id, elements: list[tuple[str, str]], coll
 @pytest.fixture(scope="module")
 def isolates(galaxy, mcp, api_key, reading_history, sqlite_dataset):
     """A list of three text datasets, a binary one and a purged one, by element identifier -> dataset id."""
-    ids = {name: fetch(galaxy, api_key, reading_history, {"src": "pasted", "paste_content": text, "ext": "tabular"})["id"]
+    pasted = {"src": "pasted", "ext": "tabular"}
+    ids = {name: fetch(galaxy, api_key, reading_history, {**pasted, "paste_content": text})["id"]
            for name, text in ELEMENTS.items()}
     ids["binary"] = sqlite_dataset[0]
-    ids["gone"] = fetch(galaxy, api_key, reading_history, {"src": "pasted", "paste_content": "gone\n", "ext": "txt"})["id"]
+    ids["gone"] = fetch(galaxy, api_key, reading_history, {**pasted, "paste_content": "gone\n"})["id"]
     collection = make_list(galaxy, api_key, reading_history, list(ids.items()))
     mcp.call_ok("delete_history_items", history_id=reading_history, items=[{"src": "hda", "id": ids["gone"]}],
                 purge=True, api_key=api_key)

@@ -78,8 +78,8 @@ class ReadingOutputs:
         offset: int = 0,
         max_bytes: int = 4096,
     ) -> dict[str, Any]:
-        """The same byte range (whole lines) of each dataset of a collection (nested ones flattened, in order), a page of
-        elements per call within the server's read cap; an element that cannot be read says why."""
+        """The same byte range (whole lines) of each dataset of a collection (nested ones flattened, in order),
+        a page of elements per call within the server's read cap; an element that cannot be read says why."""
         cap = self.settings.max_read_bytes
         max_bytes_applied, capped = clamp_max_bytes(max_bytes, cap)
         hdca = self.lookup.collection(collection_id)
