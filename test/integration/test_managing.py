@@ -602,10 +602,11 @@ def test_rename_annotate_and_tag_a_history(galaxy, mcp, api_key):
                                                              ["name:amr", "qc"])
     details = mcp.call_ok("get_history_details", history_id=history_id, api_key=api_key)["history"]
     assert details["name"] == "AMR isolates < 5 & more", details
-    # One field alone leaves the others; tags=[] and annotation="" clear.
+    # One field alone leaves the others; tags=[] and annotation="" clear (Galaxy shows no annotation as null).
     again = mcp.call_ok("update_history", history_id=history_id, tags=[], annotation="", api_key=api_key)
-    assert (again["changed"], again["tags"], again["name"]) == (["annotation", "tags"], [], "AMR isolates < 5 & more")
-    assert history_view(galaxy, api_key, history_id)[:3] == ("AMR isolates < 5 & more", "", [])
+    assert (again["changed"], again["tags"], again["name"], again["annotation"]) == (
+        ["annotation", "tags"], [], "AMR isolates < 5 & more", None)
+    assert history_view(galaxy, api_key, history_id)[:3] == ("AMR isolates < 5 & more", None, [])
 
 
 def test_a_refused_history_update_changes_nothing(galaxy, mcp, api_key, other_user_key):

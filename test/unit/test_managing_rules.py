@@ -170,7 +170,7 @@ def test_history_update_names_galaxys_fields():
     assert history_update(name="AMR isolates", annotation="four", tags=["name:amr"]) == {
         "name": "AMR isolates", "annotation": "four", "tags": ["name:amr"]}
     assert history_update(tags=[]) == {"tags": []}
-    assert history_update(annotation="") == {"annotation": ""}  # clears it
+    assert history_update(annotation="") == {"annotation": None}  # Galaxy removes the annotation
     assert history_update(name="n" * 255) == {"name": "n" * 255}
 
 

@@ -323,12 +323,14 @@ def history_update(
     *, name: str | None = None, annotation: str | None = None, tags: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """The fields of ``update_history`` asked for, as Galaxy's history update payload keys, checked with
-    the rules of ``dataset_update``; a name Galaxy would cut is refused (annotation "" clears it)."""
+    the rules of ``dataset_update``; a name Galaxy would cut is refused; annotation "" removes the annotation."""
     check_storable(name=name, annotation=annotation)
     if tags is not None:
         _check_tags(tags)
     payload = _asked_for({"name": name, "annotation": annotation, "tags": tags}, "name, annotation, tags",
                          'update_history(history_id, name="AMR isolates", tags=["name:amr"])')
+    if annotation == "":
+        payload["annotation"] = None  # Galaxy's deserializer removes the annotation on None
     if name is not None and (not name.strip() or len(name) > MAX_HISTORY_NAME_LENGTH):
         raise AnalysisError(
             ErrorCode.VALIDATION_ERROR,
