@@ -63,6 +63,8 @@ class Items:
     spare_id: str = ""  # a dataset only the rows that change datasets (update, delete, restore) touch
     workflow_id: str = ""
     invocation_id: str = ""
+    spare_page_id: str = ""  # a page and a workflow only the delete and restore rows change
+    spare_workflow_id: str = ""
 
 
 @dataclass
@@ -108,6 +110,11 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
     spare = fetch(galaxy, owner, history_id, {"src": "pasted", "paste_content": f"{marker}-spare\n", "ext": "txt",
                                               "name": f"{marker}-spare"})
     workflow, invocation = make_workflow(gx, owner, marker, history_id, dataset["id"])
+    spare_page = rest(gx, "/api/pages", owner, {"title": f"{marker}-spare-page", "content_format": "markdown",
+                                                "slug": f"spare-{uuid.uuid4().hex[:12]}", "content": "# spare\n"})["id"]
+    spare_workflow = rest(gx, "/api/workflows", owner, {"workflow": {
+        "class": "GalaxyWorkflow", "label": f"{marker}-spare-workflow", "inputs": {"t": {"type": "data"}},
+        "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "t"}}}}, "fill_defaults": True})["id"]
     if level == "private":
         for dataset_id in (dataset["id"], run["outputs"][0]["id"], spare["id"]):
             rest(gx, f"/api/datasets/{dataset_id}/permissions", owner, {"action": "make_private"}, method="PUT")
@@ -115,14 +122,19 @@ def make_items(galaxy, mcp, owner, other_id, level, url) -> Items:
         shared = rest(gx, f"/api/histories/{history_id}/share_with_users", owner, {"user_ids": [other_id]},
                       method="PUT")
         assert not shared.get("errors"), shared
-        rest(gx, f"/api/pages/{page['id']}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
-        rest(gx, f"/api/workflows/{workflow}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
+        for page_id in (page["id"], spare_page):
+            rest(gx, f"/api/pages/{page_id}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
+        for workflow_id in (workflow, spare_workflow):
+            rest(gx, f"/api/workflows/{workflow_id}/share_with_users", owner, {"user_ids": [other_id]}, method="PUT")
     else:
         rest(gx, f"/api/histories/{history_id}/publish", owner, method="PUT")
-        rest(gx, f"/api/pages/{page['id']}/publish", owner, method="PUT")
-        rest(gx, f"/api/workflows/{workflow}/publish", owner, method="PUT")
+        for page_id in (page["id"], spare_page):
+            rest(gx, f"/api/pages/{page_id}/publish", owner, method="PUT")
+        for workflow_id in (workflow, spare_workflow):
+            rest(gx, f"/api/workflows/{workflow_id}/publish", owner, method="PUT")
     return Items(level, marker, history_id, dataset["id"], collection["id"], job["id"], page["id"], revision["id"],
-                 url, spare_id=spare["id"], workflow_id=workflow, invocation_id=invocation)
+                 url, spare_id=spare["id"], workflow_id=workflow, invocation_id=invocation, spare_page_id=spare_page,
+                 spare_workflow_id=spare_workflow)
 
 
 def make_workflow(gx, owner, marker, history_id, dataset_id) -> tuple[str, str]:
@@ -267,6 +279,16 @@ ROWS = [
         "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
     Row("restore_history_items", "history", WRITE, lambda i, w, c: {
         "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
+    # Issue 43: a history's name, annotation and tags; deleting and restoring a page or a workflow (the set's
+    # spare ones: a shared or published one of another user stays as it was); every dataset of a collection.
+    Row("update_history", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "name": f"{i.marker}-history",
+                                                            "annotation": f"by {c}", "tags": [f"by_{c}"]}),
+    Row("delete_page", "page", WRITE, lambda i, w, c: {"page_id": i.spare_page_id}),
+    Row("restore_page", "page", WRITE, lambda i, w, c: {"page_id": i.spare_page_id}),
+    Row("delete_workflow", "workflow", WRITE, lambda i, w, c: {"workflow_id": i.spare_workflow_id}),
+    Row("restore_workflow", "workflow", WRITE, lambda i, w, c: {"workflow_id": i.spare_workflow_id}),
+    Row("peek_collection_content", "collection", READ, lambda i, w, c: {"collection_id": i.collection_id},
+        lambda i: f"/api/dataset_collections/{i.collection_id}?instance_type=history"),
     Row("get_workflow_input_schema", "workflow", READ, lambda i, w, c: {"workflow_id": i.workflow_id},
         lambda i: f"/api/workflows/{i.workflow_id}"),
     Row("check_workflow_inputs", "workflow", READ, lambda i, w, c: {
@@ -312,11 +334,16 @@ def call(mcp, world: World, row: Row, items: Items, caller: str):
 
 
 def owner_view(world: World, items: Items) -> tuple:
-    """What a refused write could change: the history's items (hidden and deleted too), the page and its revisions."""
+    """What a refused write could change: the history (name, annotation, tags) and its items (hidden and deleted
+    too), the page and its revisions, whether the spare page and workflow are deleted."""
     gx, owner = world.galaxy.galaxy_url, world.owner
     contents = rest(gx, f"/api/histories/{items.history_id}/contents", owner)
     page = rest(gx, f"/api/pages/{items.page_id}", owner)
+    history = rest(gx, f"/api/histories/{items.history_id}", owner)
     return (
+        (history["name"], history["annotation"], history["tags"]),
+        rest(gx, f"/api/pages/{items.spare_page_id}", owner)["deleted"],
+        rest(gx, f"/api/workflows/{items.spare_workflow_id}", owner)["deleted"],
         [tuple(c.get(k) for k in ("id", "hid", "name", "visible", "deleted", "purged")) for c in contents],
         (page["title"], page["content"], page["latest_revision_id"]),
         rest(gx, f"/api/pages/{items.page_id}/revisions", owner),
@@ -405,7 +432,7 @@ def check_audit_line(world: World, row: Row, caller: str, arguments: dict, resul
 
 #: Tools whose call names one item (a job, a dataset) and whose audit line names that item's history.
 ABOUT_ONE_ITEM = {"cancel_job", "rerun_job", "update_dataset", "update_collection", "get_job_errors",
-                  "peek_dataset_content"}
+                  "peek_dataset_content", "peek_collection_content", "update_history"}
 
 
 #: Tools of the table that never write (their owner rows succeed and touch nothing).

@@ -124,6 +124,9 @@ def world(galaxy, mcp, api_key, other_user_key):
     page = call("create_page", history_id=history, title="descriptions hold", content="# first\n")
     [first_revision] = call("list_page_revisions", page_id=page["page_id"])["revisions"]
     report = call("create_page", title="another page", slug=f"another-{time.monotonic_ns()}", content="# other\n")
+    spare_workflow = call("create_workflow", definition={
+        "class": "GalaxyWorkflow", "label": "deleted and restored", "inputs": {"table": "data"},
+        "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}}})
     # Another user's private dataset, for the refusals.
     other_history = mcp.call_ok("create_history", name="not yours", api_key=other_user_key)["id"]
     private = mcp.call_ok("create_dataset_from_text", history_id=other_history, content="secret\n",
@@ -137,7 +140,8 @@ def world(galaxy, mcp, api_key, other_user_key):
     return {"history": history, "ids": ids, "collection": collection["collection_id"], "made": made,
             "sort_job": sorted_run["jobs"][0]["id"], "workflow": workflow["workflow_id"],
             "invocation": invocation["id"], "page": page["page_id"], "first_revision": first_revision["id"],
-            "report_revision": report["latest_revision_id"],
+            "report_revision": report["latest_revision_id"], "report": report["page_id"],
+            "spare_workflow": spare_workflow["workflow_id"],
             "other_history": other_history,
             "private": private, "other_collection": other_collection}
 
@@ -208,6 +212,13 @@ CALLS = {
     "delete_history_items": lambda w: {"history_id": w["history"], "items": [{"src": "hda", "id": w["ids"]["spare"]}]},
     "restore_history_items": lambda w: {"history_id": w["history"], "items": [{"src": "hda", "id": w["ids"]["spare"]}]},
     "list_pages": lambda w: {"history_id": w["history"]},
+    "update_history": lambda w: {"history_id": w["history"], "annotation": "described"},
+    # delete_* sort before restore_*: the items end restored.
+    "delete_page": lambda w: {"page_id": w["report"]},
+    "restore_page": lambda w: {"page_id": w["report"]},
+    "delete_workflow": lambda w: {"workflow_id": w["spare_workflow"]},
+    "restore_workflow": lambda w: {"workflow_id": w["spare_workflow"]},
+    "peek_collection_content": lambda w: {"collection_id": w["collection"]},
     "revert_page_revision": lambda w: {"page_id": w["page"], "revision_id": w["first_revision"]},
     "validate_page_content": lambda w: {"content": "# fine\n"},
     "peek_dataset_content": lambda w: {"dataset_id": w["ids"]["zeta"]},

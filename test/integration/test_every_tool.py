@@ -91,6 +91,7 @@ def test_annotations_declare_the_hints_of_each_kind_of_tool(listed):
     assert {name for name, a in hints.items() if a.destructive_hint} == {
         "delete_user_tool", "cancel_workflow_invocation",
         "rerun_job", "cancel_job", "delete_history_items",  # issue 16: rewires paused jobs, stops a job, deletes
+        "delete_page", "delete_workflow",  # issue 43
     }
     assert {name for name, a in hints.items() if a.open_world_hint} == {
         "search_iwc_workflows", "get_iwc_workflow_details", "import_workflow_from_iwc", "upload_file_from_url",

@@ -21,6 +21,7 @@ content) exactly as they were.
 import json
 import re
 import time
+import uuid
 from dataclasses import (
     dataclass,
     field,
@@ -52,7 +53,8 @@ INTERNALS = re.compile(r"Traceback|File \"|site-packages|\.py\b|/work/|/tmp/|/us
 LONG_ERROR = 16_000
 WRITE_TOOLS = {"create_page", "update_page", "revert_page_revision", "create_dataset_from_text", "create_collection",
                "run_tool", "upload_file_from_url", "rerun_job", "cancel_job", "update_dataset", "update_collection",
-               "delete_history_items", "restore_history_items"}
+               "delete_history_items", "restore_history_items", "update_history", "delete_page", "restore_page",
+               "delete_workflow", "restore_workflow"}
 
 
 # ---- set-up: one history of the caller's, one page, and another user's private items ----
@@ -72,6 +74,8 @@ class Ids:
     spare: str = ""  # a dataset only update_dataset, delete_history_items and restore_history_items change
     workflow: str = ""
     invocation: str = ""
+    spare_page: str = ""  # a page and a workflow only delete_* and restore_* change
+    spare_workflow: str = ""
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +117,12 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     # The invocation schedules its job later: wait for it, or the first cases would see the history change.
     mcp.call_ok("wait_for_jobs", invocation_id=invocation["id"], timeout_seconds=120, api_key=api_key)
     mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=api_key)
+    spare_page = rest(gx, "/api/pages", api_key, {"title": "spare", "slug": f"spare-{uuid.uuid4().hex[:12]}",
+                                                  "content": "# spare\n", "content_format": "markdown"})["id"]
+    spare_workflow = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
     return Ids(history, dataset["id"], job, collection["id"], page["id"], revision["id"],
                file_server("hostile.txt", b"served\n"), foreign, tool_run["jobs"][0]["id"], spare["id"],
-               workflow=mine, invocation=invocation["id"])
+               workflow=mine, invocation=invocation["id"], spare_page=spare_page, spare_workflow=spare_workflow)
 
 
 def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
@@ -160,6 +167,12 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "update_collection": {"collection_id": ids.collection, "name": "collection"},
         "delete_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
         "restore_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
+        "update_history": {"history_id": ids.history, "name": "hostile input"},
+        "delete_page": {"page_id": ids.spare_page},
+        "restore_page": {"page_id": ids.spare_page},
+        "delete_workflow": {"workflow_id": ids.spare_workflow},
+        "restore_workflow": {"workflow_id": ids.spare_workflow},
+        "peek_collection_content": {"collection_id": ids.collection},
         "get_workflow_input_schema": {"workflow_id": ids.workflow},
         "check_workflow_inputs": {"workflow_id": ids.workflow, "history_id": ids.history,
                                   "inputs": {"table": {"src": "hda", "id": ids.dataset}}},

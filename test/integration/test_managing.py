@@ -1,8 +1,8 @@
 """Issue 16: managing what was run and made, through /api/mcp with real jobs.
 
 list_jobs, get_job_parameters, rerun_job (with replace_outputs), cancel_job, update_dataset,
-update_collection, delete_history_items and restore_history_items. Set-up uses MCP where a tool exists and
-Galaxy's REST API otherwise; every outcome is read back from Galaxy.
+update_collection, delete_history_items and restore_history_items; update_history (issue 43). Set-up uses
+MCP where a tool exists and Galaxy's REST API otherwise; every outcome is read back from Galaxy.
 """
 
 import time
@@ -507,6 +507,7 @@ def test_delete_restore_and_purge_frees_the_space(galaxy, mcp, api_key):
     deleted = mcp.call_ok("delete_history_items", history_id=history_id, items=items, api_key=api_key)
     assert deleted["items"] == [{"src": "hda", "id": dataset["id"], "deleted": True, "visible": True,
                                  "purged": False}]
+    assert (deleted["deleted_items"], deleted["purged_items"]) == (items, [])
     restored = mcp.call_ok("restore_history_items", history_id=history_id, items=items, api_key=api_key)
     assert restored["items"][0]["deleted"] is False
     assert rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}", api_key)["deleted"] is False
@@ -515,7 +516,11 @@ def test_delete_restore_and_purge_frees_the_space(galaxy, mcp, api_key):
     usage_before = disk_usage(galaxy, api_key)
     assert size_before >= len(payload)
     purged = mcp.call_ok("delete_history_items", history_id=history_id, items=items, purge=True, api_key=api_key)
-    assert purged["items"][0]["deleted"] is True
+    assert purged["items"][0]["deleted"] is True and purged["deleted_items"] == items
+    # Galaxy purges in a background task: the id is listed as purged, pending exactly when the row says so.
+    [entry] = purged["purged_items"]
+    assert (entry["src"], entry["id"]) == ("hda", dataset["id"])
+    assert entry["pending"] == purged["items"][0].get("purge_pending", False) == (not purged["items"][0]["purged"])
     until(lambda: rest(galaxy.galaxy_url, f"/api/datasets/{dataset['id']}", api_key)["purged"], bool, "purge")
     size_after = until(lambda: rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key)["size"],
                        lambda size: size <= size_before - len(payload), "history size")
@@ -543,6 +548,8 @@ def test_recursive_delete_of_a_collection_and_its_restore(galaxy, mcp, api_key):
     assert deleted_flags() == {collection: True, members[0]: False, members[1]: False}
     result = mcp.call_ok("delete_history_items", history_id=history_id, items=items, recursive=True, api_key=api_key)
     assert result["items"][0]["datasets_deleted"] == 2
+    # The ids, not only the count: the collection and each of its datasets.
+    assert result["deleted_items"] == items + [hda(member) for member in members] and result["purged_items"] == []
     assert deleted_flags() == {collection: True, members[0]: True, members[1]: True}
     mcp.call_ok("restore_history_items", history_id=history_id, items=items, api_key=api_key)
     assert deleted_flags() == {collection: False, members[0]: False, members[1]: False}
@@ -576,6 +583,60 @@ def test_one_foreign_item_changes_nothing(galaxy, mcp, api_key, other_user_key):
     assert views() == before
 
 
+# ---- update_history ----
+
+
+def history_view(galaxy, api_key, history_id) -> tuple:
+    shown = rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key)
+    return shown["name"], shown["annotation"], sorted(shown["tags"]), shown["update_time"]
+
+
+def test_rename_annotate_and_tag_a_history(galaxy, mcp, api_key):
+    history_id = mcp.call_ok("create_history", name="before", api_key=api_key)["id"]
+    updated = mcp.call_ok("update_history", history_id=history_id, name="AMR isolates < 5 & more",
+                          annotation="Four isolates, one run", tags=["name:amr", "qc"], api_key=api_key)
+    assert updated["changed"] == ["name", "annotation", "tags"] and updated["history_id"] == history_id
+    assert (updated["name"], updated["annotation"], sorted(updated["tags"]), updated["deleted"]) == (
+        "AMR isolates < 5 & more", "Four isolates, one run", ["name:amr", "qc"], False)
+    assert history_view(galaxy, api_key, history_id)[:3] == ("AMR isolates < 5 & more", "Four isolates, one run",
+                                                             ["name:amr", "qc"])
+    details = mcp.call_ok("get_history_details", history_id=history_id, api_key=api_key)["history"]
+    assert details["name"] == "AMR isolates < 5 & more", details
+    # One field alone leaves the others; tags=[] and annotation="" clear (Galaxy shows no annotation as null).
+    again = mcp.call_ok("update_history", history_id=history_id, tags=[], annotation="", api_key=api_key)
+    assert (again["changed"], again["tags"], again["name"], again["annotation"]) == (
+        ["annotation", "tags"], [], "AMR isolates < 5 & more", None)
+    assert history_view(galaxy, api_key, history_id)[:3] == ("AMR isolates < 5 & more", None, [])
+
+
+def test_a_refused_history_update_changes_nothing(galaxy, mcp, api_key, other_user_key):
+    history_id = mcp.call_ok("create_history", name="kept", api_key=api_key)["id"]
+    mcp.call_ok("update_history", history_id=history_id, annotation="kept", tags=["kept"], api_key=api_key)
+    before = history_view(galaxy, api_key, history_id)
+    for arguments, start in (
+        ({"name": "new", "tags": ["qc", "../x"]}, "[VALIDATION_ERROR] 1 tag(s) are not in Galaxy's tag form"),
+        ({"name": "  ", "annotation": "new"}, "[VALIDATION_ERROR] name must have visible text"),
+        ({"name": "n" * 256, "tags": ["new"]}, "[VALIDATION_ERROR] name must have visible text and at most 255"),
+        ({"name": "new", "annotation": "a\x00"}, "[VALIDATION_ERROR] annotation contains a NUL character"),
+        ({"annotation": "a" * 2001}, "[VALIDATION_ERROR] annotation is 2001 bytes long"),
+        ({}, "[VALIDATION_ERROR] Nothing to change: give at least one of name, annotation, tags."),
+    ):
+        error = mcp.call_error("update_history", history_id=history_id, api_key=api_key, **arguments)
+        assert error.startswith(start) and "Suggestion: " in error, (arguments, error)
+    error = mcp.call_error("update_history", history_id=history_id, name="taken", api_key=other_user_key)
+    assert error.startswith(f"[AUTHORIZATION_ERROR] History {history_id} belongs to another user"), error
+    unknown = missing_id(galaxy)
+    error = mcp.call_error("update_history", history_id=unknown, name="new", api_key=api_key)
+    assert error.startswith(f"[NOT_FOUND] No history with id {unknown}"), error
+    assert history_view(galaxy, api_key, history_id) == before
+    # A purged history does not change.
+    rest(galaxy.galaxy_url, f"/api/histories/{history_id}", api_key, {"purge": True}, method="DELETE")
+    before = history_view(galaxy, api_key, history_id)
+    error = mcp.call_error("update_history", history_id=history_id, name="again", api_key=api_key)
+    assert error.startswith(f"[CONFLICT] History {history_id} is archived or purged"), error
+    assert history_view(galaxy, api_key, history_id) == before
+
+
 # ---- the surface ----
 
 
@@ -588,6 +649,6 @@ def test_the_debugging_tools_point_to_the_repair_and_declare_their_hints(mcp):
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (True, False, True), name
     for name in ("rerun_job", "cancel_job", "delete_history_items"):
         assert tools[name].annotations.destructive_hint is True, name
-    for name in ("update_dataset", "update_collection", "restore_history_items"):
+    for name in ("update_dataset", "update_collection", "restore_history_items", "update_history"):
         hints = tools[name].annotations
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (False, False, True), name

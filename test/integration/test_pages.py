@@ -200,6 +200,48 @@ def test_only_the_owner_edits_or_reverts_and_published_pages_are_read_only(galax
     assert revisions(mcp, api_key, page["page_id"]) == before
 
 
+def listed_ids(mcp, api_key, **filters) -> list[str]:
+    return [listed["id"] for listed in mcp.call_ok("list_pages", api_key=api_key, **filters)["pages"]]
+
+
+def test_delete_and_restore_a_page_keeps_its_revisions(galaxy, mcp, api_key, page):
+    page_id = page["page_id"]
+    mcp.call_ok("update_page", page_id=page_id, title="Retitled", api_key=api_key)
+    before = revisions(mcp, api_key, page_id)
+    deleted = mcp.call_ok("delete_page", page_id=page_id, api_key=api_key)
+    assert (deleted["page_id"], deleted["title"], deleted["deleted"]) == (page_id, "Retitled", True), deleted
+    assert rest(galaxy.galaxy_url, f"/api/pages/{page_id}", api_key)["deleted"] is True
+    assert page_id not in listed_ids(mcp, api_key) and page_id in listed_ids(mcp, api_key, deleted=True)
+    assert mcp.call_ok("delete_page", page_id=page_id, api_key=api_key)["deleted"] is True  # idempotent
+    restored = mcp.call_ok("restore_page", page_id=page_id, api_key=api_key)
+    assert restored["deleted"] is False
+    assert rest(galaxy.galaxy_url, f"/api/pages/{page_id}", api_key)["deleted"] is False
+    assert page_id in listed_ids(mcp, api_key) and revisions(mcp, api_key, page_id) == before
+
+
+def test_only_the_owner_deletes_or_restores_a_page_shared_or_published(galaxy, mcp, api_key, other_user_key, page):
+    page_id, gx = page["page_id"], galaxy.galaxy_url
+    other_id = rest(gx, "/api/users/current", other_user_key)["id"]
+    rest(gx, f"/api/pages/{page_id}/share_with_users", api_key, {"user_ids": [other_id]}, method="PUT")
+    rest(gx, f"/api/pages/{page_id}/publish", api_key, method="PUT")
+    assert mcp.call_ok("get_page", page_id=page_id, api_key=other_user_key)["content_editor"]  # readable to them
+    for tool in ("delete_page", "restore_page"):
+        error = mcp.call_error(tool, page_id=page_id, api_key=other_user_key)
+        assert error.startswith(f"[AUTHORIZATION_ERROR] Page {page_id} belongs to another user"), error
+    shown = rest(gx, f"/api/pages/{page_id}", api_key)
+    assert (shown["deleted"], shown["published"]) == (False, True), shown
+    # Once the owner deleted it, restoring it is the owner's alone too.
+    mcp.call_ok("delete_page", page_id=page_id, api_key=api_key)
+    error = mcp.call_error("restore_page", page_id=page_id, api_key=other_user_key)
+    assert error.startswith("[AUTHORIZATION_ERROR]"), error
+    assert rest(gx, f"/api/pages/{page_id}", api_key)["deleted"] is True
+    unknown = missing_id(galaxy)
+    for tool in ("delete_page", "restore_page"):
+        error = mcp.call_error(tool, page_id=unknown, api_key=api_key)
+        assert error.startswith(f"[NOT_FOUND] No page with id {unknown}"), error
+        assert mcp.call_error(tool, page_id="not-an-id!", api_key=api_key).startswith("[VALIDATION_ERROR] page_id")
+
+
 def test_rest_page_api_gets_the_explanation_too(galaxy, api_key, notebook_history):
     content = "```galaxy\nhistory_dataset_as_table(history_dataset_id=abc123, title=Two words)\n```\n"
     with pytest.raises(urllib.error.HTTPError) as refused:

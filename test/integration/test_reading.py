@@ -312,6 +312,126 @@ def test_peek_returns_the_content_and_galaxys_preview_as_described(mcp, api_key,
     assert "Returns content plus" in description and "peek (Galaxy's stored preview)" in description
 
 
+# ---- every dataset of a collection in one call (issue 43) ----
+
+ELEMENTS = {"a": "alpha\tbeta\ngamma\tdelta\nepsilon\tzeta\n", "b": "omega\tlast\n", "c": "second to last\n"}
+
+
+def make_list(galaxy, api_key, history_id, elements: list[tuple[str, str]], collection_type="list") -> str:
+    return rest(galaxy.galaxy_url, "/api/dataset_collections", api_key, {
+        "history_id": history_id, "collection_type": collection_type, "name": "isolates",
+        "element_identifiers": [{"name": name, "src": "hda", "id": dataset_id} for name, dataset_id in elements],
+    })["id"]
+
+
+@pytest.fixture(scope="module")
+def isolates(galaxy, mcp, api_key, reading_history, sqlite_dataset):
+    """A list of three text datasets, a binary one and a purged one, by element identifier -> dataset id."""
+    pasted = {"src": "pasted", "ext": "tabular"}
+    ids = {name: fetch(galaxy, api_key, reading_history, {**pasted, "paste_content": text})["id"]
+           for name, text in ELEMENTS.items()}
+    ids["binary"] = sqlite_dataset[0]
+    ids["gone"] = fetch(galaxy, api_key, reading_history, {**pasted, "paste_content": "gone\n"})["id"]
+    collection = make_list(galaxy, api_key, reading_history, list(ids.items()))
+    mcp.call_ok("delete_history_items", history_id=reading_history, items=[{"src": "hda", "id": ids["gone"]}],
+                purge=True, api_key=api_key)
+    deadline = time.monotonic() + 60  # Galaxy purges the file in a Celery task
+    while not rest(galaxy.galaxy_url, f"/api/datasets/{ids['gone']}", api_key)["purged"]:
+        assert time.monotonic() < deadline, "Galaxy did not purge the dataset"
+        time.sleep(0.2)
+    return collection, ids
+
+
+def test_every_element_of_a_collection_is_read_in_one_call(mcp, api_key, isolates):
+    collection, ids = isolates
+    result = mcp.call("peek_collection_content", {"collection_id": collection, "api_key": api_key})
+    assert not result.is_error, result.content
+    read = result.structured_content
+    assert (read["element_count"], read["element_offset"], read["next_element_offset"]) == (5, 0, None)
+    assert (read["collection_type"], read["name"], read["capped"]) == ("list", "isolates", False)
+    elements = {element["element_identifier"]: element for element in read["elements"]}
+    assert list(elements) == ["a", "b", "c", "binary", "gone"]
+    for name, text in ELEMENTS.items():
+        element = elements[name]
+        assert (element["content"], element["eof"], element["dataset_id"]) == (text, True, ids[name]), element
+        assert (element["extension"], element["state"], element["next_offset"]) == ("tabular", "ok", None), element
+    # An element that cannot be read says why, with the code peek_dataset_content would give; the rest are read.
+    assert elements["binary"]["error"].startswith("[VALIDATION_ERROR] Dataset") and "'sqlite'" in elements["binary"][
+        "error"] and "content" not in elements["binary"]
+    assert elements["gone"]["error"].startswith(f"[NOT_FOUND] Dataset {ids['gone']} ") and "purged" in elements[
+        "gone"]["error"]
+    # The text block carries each content once, raw, under its element's line.
+    text = result.content[0].text
+    assert text.count("--- ") == 5 and all(f"\n{content}" in text for content in ELEMENTS.values()), text
+
+
+def test_a_collection_is_read_by_element_pages_and_byte_ranges(mcp, api_key, isolates):
+    collection, ids = isolates
+    seen, element_offset = [], 0
+    while element_offset is not None:
+        page = mcp.call_ok("peek_collection_content", collection_id=collection, element_offset=element_offset,
+                           max_elements=2, api_key=api_key)
+        assert len(page["elements"]) <= 2 and page["element_offset"] == element_offset, page
+        seen += [element["element_identifier"] for element in page["elements"]]
+        element_offset = page["next_element_offset"]
+    assert seen == ["a", "b", "c", "binary", "gone"]
+    # The same byte range of each dataset; next_offset continues each one with peek_dataset_content.
+    # Whole lines: a line longer than max_bytes is cut (line_truncated), one that fits ends the chunk.
+    ranged = mcp.call_ok("peek_collection_content", collection_id=collection, offset=6, max_bytes=6, max_elements=3,
+                         api_key=api_key)
+    assert [element["content"] for element in ranged["elements"]] == ["beta\n", "last\n", " to la"]
+    assert [element["line_truncated"] for element in ranged["elements"]] == [False, False, True]
+    first = ranged["elements"][0]
+    rest_of_a = mcp.call_ok("peek_dataset_content", dataset_id=ids["a"], offset=first["next_offset"], api_key=api_key)
+    assert ELEMENTS["a"][:6] + first["content"] + rest_of_a["content"] == ELEMENTS["a"]
+    assert ranged["next_element_offset"] == 3
+
+
+def test_a_collection_read_stays_within_the_server_cap(mcp, api_key, isolates):
+    """Every element of a call shares the server's read cap: a large max_bytes reads fewer elements per call."""
+    collection, _ = isolates
+    read = mcp.call_ok("peek_collection_content", collection_id=collection, max_bytes=600_000, api_key=api_key)
+    assert (read["max_bytes_applied"], len(read["elements"]), read["next_element_offset"], read["capped"]) == (
+        600_000, 1, 1, True), read
+    huge = mcp.call_ok("peek_collection_content", collection_id=collection, max_bytes=5 * MIB, api_key=api_key)
+    assert (huge["max_bytes_applied"], len(huge["elements"]), huge["capped"]) == (MIB, 1, True), huge
+
+
+def test_a_nested_collection_is_read_in_order_with_each_elements_path(galaxy, mcp, api_key, reading_history):
+    texts = {"s1": "one\n", "s2": "two\n"}
+    ids = {name: fetch(galaxy, api_key, reading_history, {"src": "pasted", "paste_content": text, "ext": "txt"})["id"]
+           for name, text in texts.items()}
+    nested = rest(galaxy.galaxy_url, "/api/dataset_collections", api_key, {
+        "history_id": reading_history, "collection_type": "list:list", "name": "pairs",
+        "element_identifiers": [{"name": "outer", "src": "new_collection", "collection_type": "list",
+                                 "element_identifiers": [{"name": n, "src": "hda", "id": i} for n, i in ids.items()]}],
+    })["id"]
+    read = mcp.call_ok("peek_collection_content", collection_id=nested, api_key=api_key)
+    assert read["collection_type"] == "list:list" and read["element_count"] == 2
+    assert [(e["element_identifier"], e["path"], e["content"]) for e in read["elements"]] == [
+        ("s1", ["outer", "s1"], "one\n"), ("s2", ["outer", "s2"], "two\n")]
+
+
+def test_a_collection_read_refuses_bad_pages_and_other_users_collections(galaxy, mcp, api_key, other_user_key,
+                                                                         isolates):
+    collection, _ = isolates
+    for arguments, named in (({"element_offset": 5}, "element_offset 5 is past the last element"),
+                             ({"element_offset": -1}, "element_offset"), ({"max_elements": 0}, "max_elements"),
+                             ({"max_elements": 101}, "max_elements must be at most 100"), ({"offset": -1}, "offset"),
+                             ({"max_bytes": 0}, "max_bytes")):
+        error = mcp.call_error("peek_collection_content", collection_id=collection, api_key=api_key, **arguments)
+        assert error.startswith("[VALIDATION_ERROR] ") and named in error, (arguments, error)
+    unknown = missing_id(galaxy)
+    error = mcp.call_error("peek_collection_content", collection_id=unknown, api_key=api_key)
+    assert error.startswith(f"[NOT_FOUND] No history collection with id {unknown}"), error
+    other_history = mcp.call_ok("create_history", name="other-collection", api_key=other_user_key)["id"]
+    secret = fetch(galaxy, other_user_key, other_history, {"src": "pasted", "paste_content": "SECRET-ELEMENT\n",
+                                                           "ext": "txt"})["id"]
+    theirs = make_list(galaxy, other_user_key, other_history, [("x", secret)])
+    error = mcp.call_error("peek_collection_content", collection_id=theirs, api_key=api_key)
+    assert error.startswith("[AUTHORIZATION_ERROR] ") and "SECRET" not in error, error
+
+
 # ---- a non-default object store: Galaxy's `distributed` store over two disk backends ----
 
 #: Weight 0 keeps "first" readable but never picked for new datasets, so every new file lands in "second",

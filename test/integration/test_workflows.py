@@ -11,7 +11,10 @@ import urllib.parse
 import pytest
 import yaml
 
-from conftest import fetch
+from conftest import (
+    fetch,
+    missing_id,
+)
 from galaxy_mcp_analysis.testing import rest
 
 SORT_WORKFLOW = {
@@ -502,3 +505,46 @@ def test_a_stored_workflow_missing_tool_defaults_is_refused_naming_the_step(gala
     assert text.startswith("[VALIDATION_ERROR]") and "create_workflow" in text, text
     assert "step 'cut'" in text or "step 'sort'" in text, text
     assert len(invocations_of(galaxy, api_key, workflow)) == before
+
+
+# ---- deleting and restoring ----
+
+
+def listed_workflows(mcp, api_key, **filters) -> list[str]:
+    return [listed["id"] for listed in mcp.call_ok("list_workflows", api_key=api_key, **filters)["workflows"]]
+
+
+def test_delete_and_restore_a_workflow_and_its_invocations_stay(galaxy, mcp, api_key, wf_history, table):
+    workflow = upload_workflow(galaxy, api_key, {**SORT_WORKFLOW, "label": "deleted and restored"})
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=wf_history,
+                          inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+    deleted = mcp.call_ok("delete_workflow", workflow_id=workflow, api_key=api_key)
+    assert (deleted["workflow_id"], deleted["name"], deleted["deleted"]) == (workflow, "deleted and restored", True)
+    assert rest(galaxy.galaxy_url, f"/api/workflows/{workflow}", api_key)["deleted"] is True
+    assert workflow not in listed_workflows(mcp, api_key)
+    assert workflow in listed_workflows(mcp, api_key, search="is:deleted")  # where its Next points
+    assert mcp.call_ok("delete_workflow", workflow_id=workflow, api_key=api_key)["deleted"] is True  # idempotent
+    assert finished_invocation(mcp, api_key, invoked["id"])["progress"]["state"] == "ok"
+    restored = mcp.call_ok("restore_workflow", workflow_id=workflow, api_key=api_key)
+    assert restored["deleted"] is False and workflow in listed_workflows(mcp, api_key)
+    assert [row["id"] for row in invocations_of(galaxy, api_key, workflow)] == [invoked["id"]]
+
+
+def test_only_the_owner_deletes_or_restores_a_shared_or_published_workflow(galaxy, mcp, api_key, other_user_key):
+    gx = galaxy.galaxy_url
+    workflow = upload_workflow(galaxy, api_key, {**SORT_WORKFLOW, "label": "shared and published"})
+    other_id = rest(gx, "/api/users/current", other_user_key)["id"]
+    rest(gx, f"/api/workflows/{workflow}/share_with_users", api_key, {"user_ids": [other_id]}, method="PUT")
+    rest(gx, f"/api/workflows/{workflow}/publish", api_key, method="PUT")
+    assert mcp.call_ok("get_workflow_input_schema", workflow_id=workflow, api_key=other_user_key)["inputs"]
+    for tool in ("delete_workflow", "restore_workflow"):
+        error = mcp.call_error(tool, workflow_id=workflow, api_key=other_user_key)
+        assert error.startswith(f"[AUTHORIZATION_ERROR] Workflow {workflow} belongs to another user"), error
+    shown = rest(gx, f"/api/workflows/{workflow}", api_key)
+    assert (shown["deleted"], shown["published"]) == (False, True), shown
+    unknown = missing_id(galaxy)
+    for tool in ("delete_workflow", "restore_workflow"):
+        error = mcp.call_error(tool, workflow_id=unknown, api_key=api_key)
+        assert error.startswith(f"[NOT_FOUND] No workflow with id {unknown}"), error
+        error = mcp.call_error(tool, workflow_id="not-an-id!", api_key=api_key)
+        assert error.startswith("[VALIDATION_ERROR] workflow_id"), error

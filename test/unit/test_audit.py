@@ -104,6 +104,14 @@ def test_touched_names_each_ids_kind():
     assert touched("revert_page_revision", {}, {"page_id": "p", "new_revision_id": "r"}) == {
         "changed": {"page": ["p"]}, "created": {"page_revision": ["r"]}}
     assert touched("get_history_contents", {"history_id": "h"}, {"id": "h"}) == {}
+    # A recursive delete names the collection's datasets too (deleted_items), each with its kind.
+    recursive = {"items": [{"src": "hdca", "id": "c"}],
+                 "deleted_items": [{"src": "hdca", "id": "c"}, {"src": "hda", "id": "d1"}, {"src": "hda", "id": "c"}]}
+    assert touched("delete_history_items", {"recursive": True}, recursive) == {
+        "deleted": {"collection": ["c"], "dataset": ["d1", "c"]}}
+    assert touched("delete_page", {}, {"page_id": "p"}) == {"deleted": {"page": ["p"]}}
+    assert touched("restore_workflow", {}, {"workflow_id": "w"}) == {"changed": {"workflow": ["w"]}}
+    assert touched("update_history", {"history_id": "h"}, {"history_id": "h"}) == {"changed": {"history": ["h"]}}
     line = record("run_tool", {"history_id": "h"}, result=run)
     assert line["touched"] == touched("run_tool", {}, run) and line["jobs"] == ["x"] and line["created"] == ["x", "c"]
     assert record("run_tool", {}, error=ValueError("[NOT_FOUND] no"), result=run)["touched"] == {}

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from galaxy_mcp_analysis.core.byte_range import Chunk, RangeError, clamp_max_bytes, read_chunk
+from galaxy_mcp_analysis.core.byte_range import (
+    Chunk,
+    clamp_max_bytes,
+    elements_within,
+    MAX_ELEMENTS_PER_CALL,
+    RangeError,
+    read_chunk,
+)
 
 PROPERTY = settings(max_examples=200, deadline=None)
 
@@ -225,3 +232,40 @@ def test_reading_near_the_end_of_a_big_file_reads_about_max_bytes(binary, offset
     assert chunk.length > 0
     assert chunk.offset_adjusted == (offset_from_end == 5001 and not binary)
     assert stream.bytes_read <= max_bytes + 8
+
+
+# ---- elements_within: which elements of a collection one peek_collection_content call reads ----
+
+
+def test_elements_within_pages_by_element_and_by_the_cap():
+    assert elements_within(5, 0, 20, 4096, 1 << 20) == range(0, 5)
+    assert elements_within(5, 0, 2, 4096, 1 << 20) == range(0, 2)
+    assert elements_within(5, 4, 2, 4096, 1 << 20) == range(4, 5)
+    # The cap is shared: 600,000 bytes each fit once in 1 MiB; a read larger than the cap still reads one.
+    assert elements_within(5, 0, 20, 600_000, 1 << 20) == range(0, 1)
+    assert elements_within(5, 2, 20, 1 << 20, 1 << 20) == range(2, 3)
+    assert elements_within(0, 0, 20, 4096, 1 << 20) == range(0, 0)  # an empty collection
+
+
+@given(total=st.integers(0, 300), offset=st.integers(0, 300), most=st.integers(1, MAX_ELEMENTS_PER_CALL),
+       each=st.integers(1, 1 << 21))
+@PROPERTY
+def test_elements_within_never_passes_the_cap_or_the_end(total, offset, most, each):
+    cap = 1 << 20
+    if offset and offset >= total:
+        with pytest.raises(RangeError):
+            elements_within(total, offset, most, each, cap)
+        return
+    chosen = elements_within(total, offset, most, each, cap)
+    assert chosen.start == offset and chosen.stop <= total and len(chosen) <= most
+    assert len(chosen) * each <= cap or len(chosen) == 1
+    assert len(chosen) >= 1 or total == 0
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ((5, -1, 20), "element_offset"), ((5, 0, 0), "max_elements"), ((5, 0, MAX_ELEMENTS_PER_CALL + 1), "at most"),
+    ((5, 5, 20), "past the last element"), ((5, True, 20), "element_offset"),
+])
+def test_elements_within_refuses_bad_pages(arguments, named):
+    with pytest.raises(RangeError, match=named):
+        elements_within(*arguments, 4096, 1 << 20)

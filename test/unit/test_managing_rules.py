@@ -1,5 +1,5 @@
-"""core.managing: changes over recorded inputs, delete/restore items, update fields (datasets, collections),
-cancellable states."""
+"""core.managing: changes over recorded inputs, delete/restore items, update fields (histories, datasets,
+collections), cancellable states."""
 
 import pytest
 
@@ -9,6 +9,7 @@ from galaxy_mcp_analysis.core.managing import (
     collection_update,
     dataset_update,
     history_item_refs,
+    history_update,
     HistoryItemRef,
     MAX_HISTORY_ITEMS,
     merge_changes,
@@ -162,4 +163,22 @@ def test_collection_update_names_galaxys_fields():
 def test_collection_update_refuses_nothing_or_unstorable_fields(fields):
     with pytest.raises(AnalysisError) as refused:
         collection_update(**fields)
+    assert refused.value.code.value == "VALIDATION_ERROR"
+
+
+def test_history_update_names_galaxys_fields():
+    assert history_update(name="AMR isolates", annotation="four", tags=["name:amr"]) == {
+        "name": "AMR isolates", "annotation": "four", "tags": ["name:amr"]}
+    assert history_update(tags=[]) == {"tags": []}
+    assert history_update(annotation="") == {"annotation": None}  # Galaxy removes the annotation
+    assert history_update(name="n" * 255) == {"name": "n" * 255}
+
+
+@pytest.mark.parametrize("fields", [
+    {}, {"name": "   "}, {"name": "n" * 256}, {"name": "a\x00b"}, {"annotation": "a\x00"}, {"annotation": "é" * 1001},
+    {"tags": [""]}, {"tags": ["x"] * 101}, {"name": " ", "tags": ["qc"]},
+])
+def test_history_update_refuses_nothing_or_unstorable_fields(fields):
+    with pytest.raises(AnalysisError) as refused:
+        history_update(**fields)
     assert refused.value.code.value == "VALIDATION_ERROR"

@@ -4,6 +4,7 @@ import json
 
 from galaxy_mcp_analysis.mcp.result_text import (
     RawText,
+    RecordTexts,
     shaped_result,
     SUMMARY_VALUE_LIMIT,
     Table,
@@ -110,3 +111,18 @@ def test_a_field_too_long_for_the_summary_follows_the_table():
     assert text.endswith("\n--- steps ---\n" + json.dumps(steps, separators=(",", ":")))
     nested = {"collection": {"id": "c", "elements": [{"id": "e"}], "notes": "n" * 300}}
     assert Table("collection", "elements")(nested).endswith("\n--- collection.notes ---\n" + json.dumps("n" * 300))
+
+
+def test_record_texts_write_each_records_text_raw_under_its_small_fields():
+    result = {"collection_id": "c", "element_count": 2, "next_element_offset": None, "elements": [
+        {"element_identifier": "a", "dataset_id": "d1", "content": CHUNK, "eof": True},
+        {"element_identifier": "b", "dataset_id": "d2", "error": "[NOT_READY] still running"},
+    ]}
+    text = RecordTexts("elements", "content")(result)
+    summary, count, first, *rest = text.split("\n")
+    assert json.loads(summary) == {"collection_id": "c", "element_count": 2, "next_element_offset": None}
+    assert count == "elements: 2"
+    assert json.loads(first.removeprefix("--- ")) == {"element_identifier": "a", "dataset_id": "d1", "eof": True}
+    assert "\n".join(rest).startswith(CHUNK)  # the chunk byte for byte, once
+    assert text.count(CHUNK) == 1 and json.loads(rest[-1].removeprefix("--- "))["error"] == "[NOT_READY] still running"
+    assert RecordTexts("elements", "content")({"elements": "x"}) == '{"elements":"x"}'

@@ -59,6 +59,23 @@ def clamp_max_bytes(requested: int, cap: int) -> tuple[int, bool]:
     return min(requested, cap), requested > cap
 
 
+#: Elements one peek_collection_content call reads at most.
+MAX_ELEMENTS_PER_CALL = 100
+
+
+def elements_within(total: int, element_offset: int, max_elements: int, bytes_each: int, cap: int) -> range:
+    """Which elements of a collection of ``total`` one call reads: from ``element_offset``, at most
+    ``max_elements``, and no more than the server ``cap`` of bytes allows at ``bytes_each`` (at least one)."""
+    _check_int("element_offset", element_offset, minimum=0)
+    _check_int("max_elements", max_elements, minimum=1)
+    if max_elements > MAX_ELEMENTS_PER_CALL:
+        raise RangeError(f"max_elements must be at most {MAX_ELEMENTS_PER_CALL}, got {max_elements}")
+    if element_offset and element_offset >= total:
+        raise RangeError(f"element_offset {element_offset} is past the last element (the collection has {total})")
+    fit = max(1, cap // max(1, bytes_each))
+    return range(element_offset, min(total, element_offset + min(max_elements, fit)))
+
+
 def read_chunk(
     stream: BinaryIO, offset: int, max_bytes: int, *, whole_lines: bool = True, binary: bool = False
 ) -> Chunk:

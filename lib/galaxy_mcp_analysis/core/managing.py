@@ -5,9 +5,9 @@
   conditional whose selector changes drops the recorded branch; a repeat block is named by
   its index; a dataset reference or a list is replaced whole.
 - ``history_item_refs``: the ``items`` of delete/restore checked for shape before any lookup.
-- ``dataset_update``, ``collection_update``: the fields of ``update_dataset`` and
-  ``update_collection`` as Galaxy's update payload, refused when nothing or something unstorable
-  is asked for.
+- ``dataset_update``, ``collection_update``, ``history_update``: the fields of ``update_dataset``,
+  ``update_collection`` and ``update_history`` as Galaxy's update payload, refused when nothing or
+  something unstorable is asked for.
 - ``cancellable``: which job states Galaxy's stop still acts on.
 
 Whether an item is the caller's, a datatype exists, a job may be stopped: Galaxy decides,
@@ -56,6 +56,8 @@ TAG_FORM = "tags such as 'qc', 'name:sample1' or 'group:a.b' (no leading '.', no
 #: Genome builds are short names ('hg38', 'mm10'); Galaxy keeps a dataset's in its metadata, where a
 #: megabyte-long one would ride along with every read of the dataset.
 MAX_DBKEY_LENGTH = 255
+#: Galaxy's history name column (``TrimmedString(255)``) cuts a longer name silently.
+MAX_HISTORY_NAME_LENGTH = 255
 
 
 # ---- rerun: changes over the recorded inputs ----
@@ -282,22 +284,19 @@ def dataset_update(
             f"dbkey must be a genome build name of 1 to {MAX_DBKEY_LENGTH} characters (got {len(dbkey)}).",
             "Pass a build such as 'hg38' or 'mm10', or '?' for unknown.",
         )
-    payload = {
-        "name": name,
-        "genome_build": dbkey,
-        "info": info,
-        "annotation": annotation,
-        "tags": list(tags) if tags is not None else None,
-        "visible": visible,
-        "datatype": file_type,
-    }
-    payload = {key: value for key, value in payload.items() if value is not None}
-    if not payload:
-        raise AnalysisError(
-            ErrorCode.VALIDATION_ERROR,
-            "Nothing to change: give at least one of name, file_type, dbkey, info, annotation, tags, visible.",
-            'E.g. update_dataset(dataset_id, name="reads.tsv", file_type="tabular").',
-        )
+    payload = _asked_for(
+        {
+            "name": name,
+            "genome_build": dbkey,
+            "info": info,
+            "annotation": annotation,
+            "tags": tags,
+            "visible": visible,
+            "datatype": file_type,
+        },
+        "name, file_type, dbkey, info, annotation, tags, visible",
+        'update_dataset(dataset_id, name="reads.tsv", file_type="tabular")',
+    )
     if name is not None and not name.strip():
         raise AnalysisError(ErrorCode.VALIDATION_ERROR, "name is empty.", "Give the dataset a name with visible text.")
     return payload
@@ -311,17 +310,42 @@ def collection_update(
     check_storable(name=name)
     if tags is not None:
         _check_tags(tags)
-    payload = {"name": name, "tags": list(tags) if tags is not None else None, "visible": visible}
-    payload = {key: value for key, value in payload.items() if value is not None}
-    if not payload:
-        raise AnalysisError(
-            ErrorCode.VALIDATION_ERROR,
-            "Nothing to change: give at least one of name, tags, visible.",
-            'E.g. update_collection(collection_id, name="trimmed reads", tags=["name:run1"]).',
-        )
+    payload = _asked_for({"name": name, "tags": tags, "visible": visible}, "name, tags, visible",
+                         'update_collection(collection_id, name="trimmed reads", tags=["name:run1"])')
     if name is not None and not name.strip():
         raise AnalysisError(ErrorCode.VALIDATION_ERROR, "name is empty.",
                             "Give the collection a name with visible text.")
+    return payload
+
+
+def history_update(
+    *, name: str | None = None, annotation: str | None = None, tags: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The fields of ``update_history`` asked for, as Galaxy's history update payload keys, checked with
+    the rules of ``dataset_update``; a name Galaxy would cut is refused; annotation "" removes the annotation."""
+    check_storable(name=name, annotation=annotation)
+    if tags is not None:
+        _check_tags(tags)
+    payload = _asked_for({"name": name, "annotation": annotation, "tags": tags}, "name, annotation, tags",
+                         'update_history(history_id, name="AMR isolates", tags=["name:amr"])')
+    if annotation == "":
+        payload["annotation"] = None  # Galaxy's deserializer removes the annotation on None
+    if name is not None and (not name.strip() or len(name) > MAX_HISTORY_NAME_LENGTH):
+        raise AnalysisError(
+            ErrorCode.VALIDATION_ERROR,
+            f"name must have visible text and at most {MAX_HISTORY_NAME_LENGTH} characters (got {len(name)}).",
+            "Give the history a short name, e.g. 'AMR isolates 2026-11'.",
+        )
+    return payload
+
+
+def _asked_for(fields: dict[str, Any], names: str, example: str) -> dict[str, Any]:
+    """The fields given (tags as a list), or a [VALIDATION_ERROR] naming those that could be."""
+    payload = {key: list(value) if key == "tags" else value for key, value in fields.items() if value is not None}
+    if not payload:
+        raise AnalysisError(
+            ErrorCode.VALIDATION_ERROR, f"Nothing to change: give at least one of {names}.", f"E.g. {example}."
+        )
     return payload
 
 

@@ -46,15 +46,18 @@ class Result:
 
 #: In order. What the steps make: user (the key works), history, pasted (datasets and their upload
 #: jobs), uploaded, collection, mapped (jobs and their implicit collection), finished, outputs (the
-#: mapped outputs by element), rerun, page, workflow, invocation, invoked, deleted.
+#: mapped outputs by element), rerun, page, page_deleted, workflow, invocation, invoked, workflow_deleted,
+#: deleted.
 PLAN = (
     Step("connect", makes=("user",)),
     Step("get_server_info", needs=("user",)),
     Step("create_history", needs=("user",), makes=("history",)),
+    Step("update_history", needs=("history",)),
     Step("create_dataset_from_text", needs=("history",), makes=("pasted",)),
     Step("wait_for_jobs", needs=("pasted",), makes=("uploaded",), note="uploads"),
     Step("get_dataset_details", needs=("uploaded",)),
     Step("create_collection", needs=("uploaded",), makes=("collection",)),
+    Step("peek_collection_content", needs=("collection",)),
     Step("get_tool_details", needs=("user",)),
     Step("check_tool_inputs", needs=("collection",)),
     Step("run_tool", needs=("collection",), makes=("mapped",), note="map-over"),
@@ -72,12 +75,16 @@ PLAN = (
     Step("update_page", needs=("page",)),
     Step("get_page", needs=("page",), note="rendered"),
     Step("list_page_revisions", needs=("page",)),
+    Step("delete_page", needs=("page",), makes=("page_deleted",)),
+    Step("restore_page", needs=("page_deleted",)),
     Step("create_workflow_from_history", needs=("finished",), makes=("workflow",)),
     Step("get_workflow_input_schema", needs=("workflow",)),
     Step("check_workflow_inputs", needs=("workflow", "collection")),
     Step("invoke_workflow", needs=("workflow", "collection"), makes=("invocation",)),
     Step("wait_for_jobs", needs=("invocation",), makes=("invoked",), note="invocation"),
     Step("get_invocation_details", needs=("invoked",)),
+    Step("delete_workflow", needs=("workflow",), makes=("workflow_deleted",)),
+    Step("restore_workflow", needs=("workflow_deleted",)),
     Step("update_dataset", needs=("uploaded",)),
     Step("delete_history_items", needs=("uploaded",), makes=("deleted",), note="delete"),
     Step("restore_history_items", needs=("deleted",)),

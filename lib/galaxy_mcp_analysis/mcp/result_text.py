@@ -9,6 +9,8 @@ gets a text block a reader of text can use directly:
 - ``RawText("content")``: a one-line JSON summary of the result's small fields, then the
   payload field's text raw (``peek_dataset_content``: the chunk, byte for byte);
   several payload fields follow each other under a ``--- <field> (<n> characters) ---`` line.
+- ``RecordTexts("elements", "content")``: a one-line summary, then per record of a list field a
+  ``--- `` line with its small fields and its text field raw (``peek_collection_content``).
 - ``Table("contents")``: a one-line summary, then the records of a list field as a
   tab-separated table with one header line (``get_history_contents``), keys written once;
   ``once=("schema",)`` writes a large object that rows repeat once, after the table.
@@ -77,6 +79,25 @@ class RawText:
             return summary + "".join("\n" + text for _, text in texts)
         parts = [summary]
         parts += [f"--- {name} ({len(text):,} characters) ---\n{text}" for name, text in texts if text]
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class RecordTexts:
+    """A summary line, then each record of the list ``path``: a ``--- {small fields}`` line and its ``text`` raw."""
+
+    path: str
+    text: str
+
+    def __call__(self, structured: dict[str, Any]) -> str:
+        records = structured.get(self.path)
+        if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
+            return _compact(structured)
+        parts = [summary_line(structured, leave_out=(self.path,)) + f"\n{self.path}: {len(records)}"]
+        for record in records:
+            text = record.get(self.text)
+            shown = summary_line(record, leave_out=(self.text,) if isinstance(text, str) else ())
+            parts.append(f"--- {shown}" + (f"\n{text}" if isinstance(text, str) and text else ""))
         return "\n".join(parts)
 
 

@@ -1,9 +1,10 @@
-"""Changing a history item: ``update_dataset`` and ``update_collection``.
+"""Changing a history or a history item: ``update_history``, ``update_dataset`` and ``update_collection``.
 
-Each item is resolved with Galaxy's managers (``HDAManager``, ``DatasetCollectionManager``; the
-history must be the caller's and mutable), every field is checked first, and the change goes
-through ``HistoriesContentsService.update``, whose datatype change starts Galaxy's set-metadata
-job; a collection is serialized back with Galaxy's ``HDCASerializer``. A refusal changes nothing.
+Each item is resolved with Galaxy's managers (``HistoryManager``, ``HDAManager``,
+``DatasetCollectionManager``; the history must be the caller's and mutable), every field is checked
+first, and the change goes through ``HistoriesService.update`` (a history) or
+``HistoriesContentsService.update``, whose datatype change starts Galaxy's set-metadata job; a
+collection is serialized back with Galaxy's ``HDCASerializer``. A refusal changes nothing.
 """
 
 from typing import Any
@@ -20,6 +21,7 @@ from galaxy.model import (
 from galaxy.schema import SerializationParams
 from galaxy.schema.schema import HistoryContentType
 from galaxy.util.sanitize_html import sanitize_html
+from galaxy.webapps.galaxy.services.histories import HistoriesService
 from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
 
 from galaxy_mcp_analysis.core.errors import (
@@ -29,6 +31,7 @@ from galaxy_mcp_analysis.core.errors import (
 from galaxy_mcp_analysis.core.managing import (
     collection_update,
     dataset_update,
+    history_update,
 )
 from galaxy_mcp_analysis.operations.galaxy_tags import (
     is_galaxy_tag,
@@ -41,15 +44,41 @@ class ItemUpdates:
     ``get_dataset_details``, ``check_file_type`` and ``repair_hint``)."""
 
     def _require_mutable_history(self, history, item: str, kind: str) -> None:
-        """Galaxy's own rule (``HistoryManager.error_unless_mutable``) as a coded error."""
+        """Galaxy's own rule (``HistoryManager.error_unless_mutable``) as a coded error about an item of it
+        (``kind`` "history": about the history itself)."""
         try:
             self.app[HistoryManager].error_unless_mutable(history)
         except exceptions.ItemImmutableException:
-            raise AnalysisError(
-                ErrorCode.CONFLICT,
-                f"{item} is in an archived or purged history, which cannot change.",
-                f"Restore the history from its archive first, or copy the {kind} into a current history.",
-            ) from None
+            if kind == "history":
+                message, suggestion = (
+                    f"{item} is archived or purged; Galaxy does not change it. Nothing was changed.",
+                    "Restore it from its archive first, or work in a current history (list_histories()).",
+                )
+            else:
+                message, suggestion = (
+                    f"{item} is in an archived or purged history, which cannot change.",
+                    f"Restore the history from its archive first, or copy the {kind} into a current history.",
+                )
+            raise AnalysisError(ErrorCode.CONFLICT, message, suggestion) from None
+
+    # ---- update_history ----
+
+    def update_history(self, history_id: str, **fields: Any) -> dict[str, Any]:
+        """Galaxy's history update (name, annotation, tags), after every field and the history were checked."""
+        payload = history_update(**fields)
+        if payload.get("tags"):
+            self._check_tags(payload["tags"])
+        history = self.lookup.history(history_id, "own")
+        self._require_mutable_history(history, f"History {history_id}", "history")
+        service = self.app[HistoriesService]
+        shown = service.update(
+            self.trans, history.id, payload, SerializationParams(keys=list(_HISTORY_FIELDS), default_view="summary")
+        )
+        return {
+            "history_id": history_id,
+            **{key: shown.get(key) for key in _HISTORY_FIELDS},
+            "changed": list(payload),
+        }
 
     # ---- update_dataset ----
 
@@ -239,6 +268,10 @@ _FIELD_NAMES = {
 #: The fields of update_collection's result besides collection_id, as Galaxy's HDCASerializer names them.
 _COLLECTION_FIELDS = ("history_id", "hid", "name", "collection_type", "element_count", "populated_state", "tags",
                       "visible", "deleted")
+
+
+#: The fields of update_history's result besides history_id, as Galaxy's HistorySerializer names them.
+_HISTORY_FIELDS = ("name", "annotation", "tags", "update_time", "deleted")
 
 
 #: Galaxy's upload tools. Their datasets are queued or running while the upload runs: 26.1's fetch API

@@ -283,18 +283,27 @@ class Lookup:
 
     # ---- workflows, invocations, pages ----
 
-    def workflow(self, workflow_id: str, *, argument: str = "workflow_id") -> StoredWorkflow:
-        """The stored workflow, if the caller may use it: owned, shared or published (Galaxy's
-        WorkflowsManager decides)."""
+    def workflow(self, workflow_id: str, *, argument: str = "workflow_id", own: bool = False) -> StoredWorkflow:
+        """The stored workflow, if the caller may use it: owned, shared or published (or, ``own``, owned);
+        Galaxy's WorkflowsManager decides."""
         decoded = self.decode(workflow_id, argument, "Use an `id` from list_workflows().")
         with self._refusals(
             (f"No workflow with id {workflow_id} exists.", "List yours with list_workflows()."),
             (
+                f"Workflow {workflow_id} belongs to another user; only its owner can change it."
+                if own else
                 f"Workflow {workflow_id} is not accessible to this API key's user (another user's private workflow).",
+                "Use your own workflows (list_workflows()); import a shared or published one to get your own copy."
+                if own else
                 "Use your own workflows, or published or shared ones (list_workflows(show_published=True)).",
             ),
         ):
-            return self.app.workflow_manager.get_stored_accessible_workflow(self.trans, decoded, by_stored_id=True)
+            manager = self.app.workflow_manager
+            if not own:
+                return manager.get_stored_accessible_workflow(self.trans, decoded, by_stored_id=True)
+            stored = manager.get_stored_workflow(self.trans, decoded, by_stored_id=True)
+            manager.check_security(self.trans, stored, check_ownership=True)
+            return stored
 
     def invocation(self, invocation_id: str, *, argument: str = "invocation_id") -> WorkflowInvocation:
         """The workflow invocation, if the caller may see it (Galaxy's WorkflowsManager decides)."""
@@ -309,16 +318,22 @@ class Lookup:
                 self.trans, decoded, check_ownership=False, check_accessible=True
             )
 
-    def page(self, page_id: str, *, argument: str = "page_id") -> Page:
-        """The page, if the caller may read it: Galaxy's own check, as its PagesService.show makes it."""
+    def page(self, page_id: str, *, argument: str = "page_id", own: bool = False) -> Page:
+        """The page, if the caller may read it (or, ``own``, owns it): Galaxy's own check, as its
+        PagesService makes it for show (read) and delete (own)."""
         decoded = self.decode(page_id, argument, "Use an `id` from list_pages().")
         with self._refusals(
             (f"No page with id {page_id} exists.", "List pages with list_pages()."),
+            (f"Page {page_id} belongs to another user; only its owner can change it.",
+             "Change only your own pages (list_pages()).")
+            if own else
             (f"Page {page_id} is not accessible to this API key's user (another user's private page).",
              "Use your own pages, or shared or published ones (list_pages(show_shared=True, show_published=True))."),
             unknown=exceptions.MessageException,  # Galaxy reports an unknown page id as a plain error
         ):
-            return managers_base.get_object(self.trans, decoded, "Page", check_ownership=False, check_accessible=True)
+            return managers_base.get_object(
+                self.trans, decoded, "Page", check_ownership=own, check_accessible=not own
+            )
 
 
 class Lookups:

@@ -184,7 +184,24 @@ class ManagingRuns:
                     content_type,
                     DeleteHistoryContentPayload(purge=purging, recursive=recursive, stop_job=False),
                 )
-        return self._items_result(history_id, found, purge=purge)
+        result = self._items_result(history_id, found, purge=purge)
+        result.update(self._deleted_ids(found, purge=purge, recursive=recursive))
+        return result
+
+    def _deleted_ids(self, found: list[tuple[HistoryItemRef, Any]], purge: bool, recursive: bool) -> dict[str, Any]:
+        """Every item the call deleted, by {src, id}: the items named and, recursive, their collections'
+        datasets; with purge the same items as purged_items, pending while Galaxy's purge task runs."""
+        encode = self.trans.security.encode_id
+        deleted: dict[tuple[str, str], Any] = {}
+        for ref, item in found:
+            if item.deleted:
+                deleted[(ref.src, ref.id)] = item
+            if recursive and isinstance(item, HistoryDatasetCollectionAssociation):
+                deleted.update((("hda", encode(hda.id)), hda) for hda in item.dataset_instances if hda.deleted)
+        purged = [
+            {"src": src, "id": item_id, "pending": not _purged(item)} for (src, item_id), item in deleted.items()
+        ] if purge else []
+        return {"deleted_items": [{"src": src, "id": item_id} for src, item_id in deleted], "purged_items": purged}
 
     def restore_history_items(self, history_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         """Galaxy's undelete of every item (a collection with its deleted datasets), once all are known to be restorable."""
@@ -272,17 +289,23 @@ class ManagingRuns:
         for ref, item in found:
             session.refresh(item)
             row = {"src": ref.src, "id": ref.id, "deleted": item.deleted, "visible": item.visible}
+            row["purged"] = _purged(item)
             if isinstance(item, HistoryDatasetCollectionAssociation):
                 elements = item.dataset_instances
-                row["purged"] = bool(elements) and all(hda.purged for hda in elements)
                 row["datasets_deleted"] = sum(hda.deleted for hda in elements)
                 row["datasets_purged"] = sum(hda.purged for hda in elements)
-            else:
-                row["purged"] = item.purged
             if purge and not row["purged"]:
                 row["purge_pending"] = True  # Galaxy's purge task frees the space in the background
             rows.append(row)
         return {"history_id": history_id, "items": rows}
+
+
+def _purged(item) -> bool:
+    """Purged as delete_history_items reports it: a dataset's flag; a collection with every dataset purged."""
+    if isinstance(item, HistoryDatasetCollectionAssociation):
+        elements = item.dataset_instances
+        return bool(elements) and all(hda.purged for hda in elements)
+    return bool(item.purged)
 
 
 def _item_problem(

@@ -208,6 +208,20 @@ class NotebookPages:
             "edit_source": reverted.get("edit_source"),
         }
 
+    def delete_page(self, page_id: str) -> dict[str, Any]:
+        return self._set_page_deleted(page_id, True)
+
+    def restore_page(self, page_id: str) -> dict[str, Any]:
+        return self._set_page_deleted(page_id, False)
+
+    def _set_page_deleted(self, page_id: str, deleted: bool) -> dict[str, Any]:
+        """Galaxy's page delete or undelete (its deleted flag), for the page's owner."""
+        page = self.lookup.page(page_id, own=True)
+        (self.pages_service.delete if deleted else self.pages_service.undelete)(self.trans, page.id)
+        self.trans.sa_session.refresh(page)
+        return {"page_id": page_id, "title": page.title, "slug": page.slug, "deleted": page.deleted,
+                "published": page.published}
+
     def validate_page_content(self, content: str) -> dict[str, Any]:
         problems = self._content_problems(content)
         return {"valid": not problems, "errors": [problem.as_dict() for problem in problems]}

@@ -1,4 +1,5 @@
-"""Reading outputs: ranged ``peek_dataset_content`` (field report gap 2).
+"""Reading outputs: ranged ``peek_dataset_content`` (field report gap 2), and
+``peek_collection_content``: the same range of every dataset of a collection, a page of elements per call.
 
 An agent lives by reading tool outputs. This pages through a history dataset's
 bytes with O(max_bytes) cost at any offset (core.byte_range), decides whether the
@@ -22,6 +23,7 @@ from sqlalchemy import (
 
 from galaxy_mcp_analysis.core.byte_range import (
     clamp_max_bytes,
+    elements_within,
     read_chunk,
 )
 from galaxy_mcp_analysis.core.content_kind import (
@@ -52,6 +54,75 @@ class ReadingOutputs:
         """A byte range of a history dataset, decoded for an agent (extends Galaxy's fixed-size peek)."""
         max_bytes_applied, capped = clamp_max_bytes(max_bytes, self.settings.max_read_bytes)
         hda = self._readable_hda(dataset_id)
+        result = {
+            "dataset_id": dataset_id,
+            "history_id": self.trans.security.encode_id(hda.history_id) if hda.history_id else None,
+            "name": hda.name,
+            **self._hda_chunk(hda, offset, max_bytes_applied, whole_lines, allow_binary),
+            "peek": hda.peek or "",
+            "max_bytes_applied": max_bytes_applied,
+            "capped": capped,
+        }
+        if hda.deleted:
+            result["deleted"] = True
+        if other := self._other_item_named_by(hda.id):
+            kind, name, suggestion = other
+            result["warning"] = f"This id also names the {kind} {name!r}; if you meant it: {suggestion}"
+        return result
+
+    def peek_collection_content(
+        self,
+        collection_id: str,
+        element_offset: int = 0,
+        max_elements: int = 20,
+        offset: int = 0,
+        max_bytes: int = 4096,
+    ) -> dict[str, Any]:
+        """The same byte range (whole lines) of each dataset of a collection (nested ones flattened, in order),
+        a page of elements per call within the server's read cap; an element that cannot be read says why."""
+        cap = self.settings.max_read_bytes
+        max_bytes_applied, capped = clamp_max_bytes(max_bytes, cap)
+        hdca = self.lookup.collection(collection_id)
+        elements = hdca.collection.dataset_elements_and_identifiers()
+        chosen = elements_within(len(elements), element_offset, max_elements, max_bytes_applied, cap)
+        page = [elements[index] for index in chosen]
+        _, readable = self.lookup.datasets({element.hda.id for element in page if element.hda is not None})
+        read = [self._element_chunk(element, readable, offset, max_bytes_applied) for element in page]
+        following = chosen.stop if chosen.stop < len(elements) else None
+        return {
+            "collection_id": collection_id,
+            "history_id": self.trans.security.encode_id(hdca.history_id) if hdca.history_id else None,
+            "name": hdca.name,
+            "collection_type": hdca.collection.collection_type,
+            "element_count": len(elements),
+            "element_offset": chosen.start,
+            "next_element_offset": following,
+            "max_bytes_applied": max_bytes_applied,
+            "capped": capped or (following is not None and len(page) < max_elements),
+            "elements": read,
+        }
+
+    def _element_chunk(self, element, readable: dict[int, bool], offset: int, max_bytes: int):
+        """One element's chunk, or its identifier, dataset and the coded reason it cannot be read."""
+        hda = element.hda
+        identifiers = element._identifiers  # set by Galaxy's dataset_elements_and_identifiers
+        shown: dict[str, Any] = {"element_identifier": identifiers[-1]}
+        if len(identifiers) > 1:
+            shown["path"] = identifiers
+        if hda is None:
+            return {**shown, "error": "[NOT_FOUND] this element holds no history dataset."}
+        dataset_id = self.trans.security.encode_id(hda.id)
+        shown["dataset_id"] = dataset_id
+        if not readable.get(hda.id):
+            return {**shown, "error": "[AUTHORIZATION_ERROR] this dataset is not accessible to this API key's user."}
+        try:
+            self._require_readable(hda, dataset_id)
+            return {**shown, "name": hda.name, **self._hda_chunk(hda, offset, max_bytes, True, False)}
+        except AnalysisError as unreadable:
+            return {**shown, "state": hda.state, "error": f"[{unreadable.code.value}] {unreadable.message}"}
+
+    def _hda_chunk(self, hda, offset: int, max_bytes: int, whole_lines: bool, allow_binary: bool) -> dict[str, Any]:
+        """One chunk of a readable dataset's bytes with its extension, state and size (a binary one refused)."""
         datatype = hda.datatype
         path = self._dataset_file(hda)
         with open(path, "rb") as raw:
@@ -66,30 +137,17 @@ class ReadingOutputs:
                 raise self._binary_refusal(hda)
             raw.seek(0)  # the classification read the head; GzipFile starts where raw stands
             stream = gzip.GzipFile(fileobj=raw, mode="rb") if kind is ContentKind.GZIP_TEXT else raw
-            chunk = read_chunk(
-                stream, offset, max_bytes_applied, whole_lines=whole_lines, binary=kind is ContentKind.BINARY
-            )
+            chunk = read_chunk(stream, offset, max_bytes, whole_lines=whole_lines, binary=kind is ContentKind.BINARY)
         result = {
-            "dataset_id": dataset_id,
-            "history_id": self.trans.security.encode_id(hda.history_id) if hda.history_id else None,
-            "name": hda.name,
             "extension": hda.extension,
             "state": hda.state,
             "file_size": int(hda.get_size()),  # Galaxy stores it as a Decimal
             **chunk.as_dict(),
             "truncated": not chunk.eof,
-            "peek": hda.peek or "",
-            "max_bytes_applied": max_bytes_applied,
-            "capped": capped,
         }
         if kind is ContentKind.GZIP_TEXT:
             # Offsets count decompressed bytes; file_size is the compressed size on disk.
             result["compressed"] = "gzip"
-        if hda.deleted:
-            result["deleted"] = True
-        if other := self._other_item_named_by(hda.id):
-            kind, name, suggestion = other
-            result["warning"] = f"This id also names the {kind} {name!r}; if you meant it: {suggestion}"
         return result
 
     def _readable_hda(self, dataset_id: str):
@@ -109,6 +167,12 @@ class ReadingOutputs:
                     ErrorCode.VALIDATION_ERROR, f"{dataset_id} is a {kind} ({name!r}), not a history dataset.", suggestion
                 ) from None
             raise
+        self._require_readable(hda, dataset_id)
+        return hda
+
+    @staticmethod
+    def _require_readable(hda, dataset_id: str) -> None:
+        """A purged dataset is [NOT_FOUND]; one whose bytes are not final yet [NOT_READY]."""
         if hda.purged or hda.dataset.purged:
             raise AnalysisError(
                 ErrorCode.NOT_FOUND,
@@ -123,7 +187,6 @@ class ReadingOutputs:
                 "then read again."
                 + (" A paused dataset waits on a failed input: fix that first." if hda.state == "paused" else ""),
             )
-        return hda
 
     def _other_item_named_by(self, decoded: int) -> tuple[str, str, str] | None:
         """(kind, name, what to pass instead) of a collection or library dataset with this id.

@@ -86,6 +86,14 @@ async def create_history(call, made):
     return f"history {history['id']} ({history['name']})"
 
 
+@step("update_history")
+async def update_history(call, made):
+    updated = await call("update_history", history_id=made["history"], annotation="galaxy-mcp-analysis self-test",
+                         tags=["selftest"])
+    check(updated.get("annotation") == "galaxy-mcp-analysis self-test" and updated.get("tags") == ["selftest"],
+          f"annotation {updated.get('annotation')!r}, tags {updated.get('tags')!r}")
+
+
 @step("create_dataset_from_text")
 async def paste(call, made):
     pasted, jobs = {}, []
@@ -120,6 +128,13 @@ async def create_collection(call, made):
     check(collection["element_count"] == len(elements), f"{collection['element_count']} elements")
     made["collection"] = collection["collection_id"]
     return f"list of {collection['element_count']}"
+
+
+@step("peek_collection_content")
+async def peek_collection(call, made):
+    read = await call("peek_collection_content", collection_id=made["collection"])
+    texts = {element["element_identifier"]: element.get("content") for element in read["elements"]}
+    check(texts == TABLES, f"elements read {sorted(texts)}, errors {[e.get('error') for e in read['elements']]}")
 
 
 @step("get_tool_details")
@@ -267,6 +282,23 @@ async def page_revisions(call, made):
     check(revisions["count"] == 2, f"{revisions['count']} revisions, expected 2")
 
 
+def deletion_steps(kind: str) -> None:
+    """The steps delete_<kind> and restore_<kind> of the item made["<kind>"]: its deleted flag after each."""
+
+    async def set_deleted(call, made, deleted: bool) -> None:
+        tool = f"{'delete' if deleted else 'restore'}_{kind}"
+        answer = await call(tool, **{f"{kind}_id": made[kind]})
+        check(answer.get("deleted") is deleted, f"deleted {answer.get('deleted')!r}")
+        if deleted:
+            made[f"{kind}_deleted"] = True
+
+    step(f"delete_{kind}")(lambda call, made: set_deleted(call, made, True))
+    step(f"restore_{kind}")(lambda call, made: set_deleted(call, made, False))
+
+
+deletion_steps("page")
+
+
 @step("create_workflow_from_history")
 async def extract_workflow(call, made):
     saved = await call("create_workflow_from_history", history_id=made["history"], name=history_name(),
@@ -316,6 +348,9 @@ async def invocation_details(call, made):
     progress = (await call("get_invocation_details", invocation_id=made["invocation"]))["progress"]
     check(progress["terminal"] and not progress["failed_steps"],
           f"state {progress['state']}, failed steps {progress['failed_steps']}")
+
+
+deletion_steps("workflow")
 
 
 def item(made, name: str) -> list[dict]:

@@ -98,6 +98,25 @@ def cancel_job(ops, job_id: JobId) -> dict[str, Any]:
     return ops.cancel_job(job_id)
 
 
+@analysis_tool(title="Update a history", read_only=False, idempotent=True,
+               effects={"changed": (("arguments.history_id", "history"),)})
+def update_history(
+    ops,
+    history_id: HistoryId,
+    name: Annotated[str | None, Field(description="At most 255 characters.")] = None,
+    annotation: Annotated[str | None, Field(description='"" clears it.')] = None,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
+    """Rename, annotate or tag your history, all or nothing; tags replaces every tag.
+    Returns {history_id, name, annotation, tags, update_time, deleted, changed}.
+
+    Example: update_history(history_id="...", name="AMR")
+    Errors (nothing changes): [VALIDATION_ERROR] no field, bad name or tag; [CONFLICT] archived or
+    purged; [AUTHORIZATION_ERROR] not yours. Next: get_history_details.
+    """
+    return ops.update_history(history_id, name=name, annotation=annotation, tags=tags)
+
+
 @analysis_tool(title="Update a dataset", read_only=False, idempotent=True,
                effects={"changed": (("arguments.dataset_id", "dataset"),)})
 def update_dataset(
@@ -148,19 +167,20 @@ def update_collection(
 
 
 @analysis_tool(title="Delete history items", read_only=False, destructive=True, idempotent=True, purges_with="purge",
-               effects={"deleted": (("result.items[].id", "src"),)})
+               effects={"deleted": (("result.items[].id", "src"), ("result.deleted_items[].id", "src"))})
 def delete_history_items(
     ops,
     history_id: HistoryId,
     items: HistoryItems,
-    purge: Annotated[bool, Field(description="Also free the disk space (cannot be undone).")] = False,
+    purge: Annotated[bool, Field(description="Also free the space.")] = False,
     recursive: Annotated[bool, Field(description="Collections: their datasets too.")] = False,
 ) -> dict[str, Any]:
     """Delete datasets and collections of your history, all or nothing; restore_history_items undoes it.
-    purge frees the space for good (a collection needs recursive).
+    purge frees the space for good (a collection needs recursive), in a background task: purge_pending.
 
-    Returns {history_id, items: [{src, id, deleted, purged, visible}]}.
-    Example: delete_history_items(history_id="...", items=[{"src": "hda", "id": "..."}]).
+    Returns {history_id, items: [{src, id, deleted, purged, visible}], deleted_items [{src, id}]
+    (recursive: their datasets too), purged_items [{src, id, pending}]}.
+    Example: delete_history_items(history_id="...", items=[{"src": "hda", "id": "..."}])
     Errors (nothing changes): [AUTHORIZATION_ERROR] not yours; [NOT_FOUND]; [VALIDATION_ERROR] malformed
     or elsewhere; [CONFLICT] uploading.
     Next: get_history_contents(history_id).
@@ -168,7 +188,7 @@ def delete_history_items(
     return ops.delete_history_items(history_id, items, purge=purge, recursive=recursive)
 
 
-@analysis_tool(title="Restore deleted history items", read_only=False, idempotent=True,
+@analysis_tool(title="Restore history items", read_only=False, idempotent=True,
                effects={"changed": (("result.items[].id", "src"),)})
 def restore_history_items(ops, history_id: HistoryId, items: HistoryItems) -> dict[str, Any]:
     """Undelete datasets and collections of your history (a collection with its datasets), all or nothing.

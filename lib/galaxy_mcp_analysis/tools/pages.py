@@ -109,6 +109,26 @@ def update_page(
     return ops.update_page(page_id, content, title)
 
 
+@analysis_tool(title="Delete a page", read_only=False, destructive=True, idempotent=True,
+               effects={"deleted": (("result.page_id", "page"),)})
+def delete_page(ops, page_id: PageId) -> dict[str, Any]:
+    """Delete a page you own (it leaves list_pages). Undo: restore_page(page_id).
+    Returns {page_id, title, slug, deleted, published}.
+    Errors: [AUTHORIZATION_ERROR] not your page (shared or published too); [NOT_FOUND].
+    Next: list_pages(deleted=True).
+    """
+    return ops.delete_page(page_id)
+
+
+@analysis_tool(title="Restore a page", read_only=False, idempotent=True,
+               effects={"changed": (("result.page_id", "page"),)})
+def restore_page(ops, page_id: PageId) -> dict[str, Any]:
+    """Undelete a page you own, revisions and all. Returns {page_id, title, slug, deleted, published}.
+    Errors: [AUTHORIZATION_ERROR] not your page; [NOT_FOUND]. Next: get_page(page_id).
+    """
+    return ops.restore_page(page_id)
+
+
 @analysis_tool(title="List page revisions", read_only=True, idempotent=True)
 def list_page_revisions(ops, page_id: PageId) -> dict[str, Any]:
     """List a page's revisions, oldest first: [{id, edit_source ("user", "agent", "restore"), create_time}].

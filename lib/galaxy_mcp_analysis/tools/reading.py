@@ -8,8 +8,14 @@ from typing import (
 from pydantic import Field
 
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
-from galaxy_mcp_analysis.mcp.params import DatasetId
-from galaxy_mcp_analysis.mcp.result_text import RawText
+from galaxy_mcp_analysis.mcp.params import (
+    CollectionId,
+    DatasetId,
+)
+from galaxy_mcp_analysis.mcp.result_text import (
+    RawText,
+    RecordTexts,
+)
 
 
 @analysis_tool(
@@ -48,6 +54,33 @@ def peek_dataset_content(
     """
     return ops.peek_dataset_content(
         dataset_id, offset=offset, max_bytes=max_bytes, whole_lines=whole_lines, allow_binary=allow_binary
+    )
+
+
+@analysis_tool(
+    title="Read a collection's datasets",
+    read_only=True,
+    idempotent=True,
+    text=RecordTexts("elements", "content"),
+)
+def peek_collection_content(
+    ops,
+    collection_id: CollectionId,
+    element_offset: int = 0,
+    max_elements: Annotated[int, Field(description="1 to 100.")] = 20,
+    offset: int = 0,
+    max_bytes: Annotated[int, Field(description="Per dataset.")] = 4096,
+) -> dict[str, Any]:
+    """peek_dataset_content's byte range (whole lines) of every dataset of a collection (nested ones in order),
+    in one call.
+    Returns element_count, next_element_offset (null: done), elements [{element_identifier, path
+    (nested), dataset_id, content, next_offset, ...} or {..., error}: an unreadable one says why].
+    All elements share the 1 MiB server cap (capped: fewer per call).
+    Errors: [VALIDATION_ERROR] bad offsets; [NOT_FOUND]; [AUTHORIZATION_ERROR].
+    Next: element_offset=next_element_offset; peek_dataset_content(dataset_id, offset=next_offset).
+    """
+    return ops.peek_collection_content(
+        collection_id, element_offset=element_offset, max_elements=max_elements, offset=offset, max_bytes=max_bytes
     )
 
 

@@ -98,6 +98,26 @@ def create_workflow(
     return ops.create_workflow(definition, name=name, dry_run=dry_run)
 
 
+@analysis_tool(title="Delete a workflow", read_only=False, destructive=True, idempotent=True,
+               effects={"deleted": (("result.workflow_id", "workflow"),)})
+def delete_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
+    """Delete a workflow you own (it leaves list_workflows; its invocations stay).
+    Undo: restore_workflow(workflow_id). Returns {workflow_id, name, deleted, published}.
+    Errors: [AUTHORIZATION_ERROR] not yours (shared or published too); [NOT_FOUND].
+    Next: list_workflows(search="is:deleted").
+    """
+    return ops.delete_workflow(workflow_id)
+
+
+@analysis_tool(title="Restore a workflow", read_only=False, idempotent=True,
+               effects={"changed": (("result.workflow_id", "workflow"),)})
+def restore_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
+    """Undelete a workflow you own. Returns {workflow_id, name, deleted, published}.
+    Errors: [AUTHORIZATION_ERROR] not yours; [NOT_FOUND]. Next: invoke_workflow.
+    """
+    return ops.restore_workflow(workflow_id)
+
+
 #: Stock tools whose behaviour this capability changes (their entries in tools/stock.py are replaced).
 STOCK_DESCRIPTIONS = {
     "invoke_workflow": """Run a workflow; every input and step parameter is checked first.

@@ -12,12 +12,14 @@ Format 2. Tool parameters of steps are checked by the tool-input capability
 One mixin per subject, joined here into ``Workflows``: ``input_schema`` (reading a
 workflow's inputs), ``preflight`` (checking and invoking) with ``input_checks`` (each
 input's value), ``progress`` (following an invocation), ``extraction`` (a workflow from
-a history), ``definitions`` (a workflow from a document), ``common`` (finding the
+a history), ``definitions`` (a workflow from a document), ``deletion`` (deleting and
+restoring one), ``common`` (finding the
 caller's workflow, helpers they share).
 """
 
 from galaxy_mcp_analysis.operations.workflows.common import WorkflowAccess
 from galaxy_mcp_analysis.operations.workflows.definitions import WorkflowDefinitions
+from galaxy_mcp_analysis.operations.workflows.deletion import WorkflowDeletion
 from galaxy_mcp_analysis.operations.workflows.extraction import WorkflowExtraction
 from galaxy_mcp_analysis.operations.workflows.input_checks import WorkflowInputChecks
 from galaxy_mcp_analysis.operations.workflows.input_schema import WorkflowInputSchema
@@ -32,6 +34,7 @@ class Workflows(
     WorkflowProgress,
     WorkflowExtraction,
     WorkflowDefinitions,
+    WorkflowDeletion,
     WorkflowAccess,
 ):
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, services, and the
