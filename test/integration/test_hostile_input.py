@@ -149,6 +149,7 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "get_tool_details": {"tool_id": "cat1", "io_details": True},
         "get_tool_run_examples": {"tool_id": "sort1"},
         "get_tool_help": {"tool_id": "Grep1"},
+        "get_tool_versions": {"tool_id": "Grep1"},
         "get_tool_citations": {"tool_id": "sort1"},
         "search_tools_by_keywords": {"keywords": ["sort"]},
         "upload_file_from_url": {"history_id": ids.history, "url": ids.url},

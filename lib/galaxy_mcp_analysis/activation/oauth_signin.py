@@ -69,11 +69,12 @@ def install_sign_in(app, gx_app, mcp_app) -> None:
 
 
 def _accept_verified_tokens() -> None:
-    """``by_api_key`` returns the user of the access token this request's gate verified; other keys as before."""
-    from galaxy import exceptions
+    """``by_api_key`` returns the user of the access token this request's gate verified; other keys as before.
+    Our tools, the policy and the audit trail learn the token's user in the one caller (``mcp.caller``); this
+    is for Galaxy's 37 stock tools, which look their ``api_key`` up themselves."""
     from galaxy.managers.users import UserManager
 
-    from galaxy_mcp_analysis.oauth.caller import caller_for_bearer
+    from galaxy_mcp_analysis.oauth.caller import user_of_bearer
 
     original = UserManager.by_api_key
     if getattr(original, _MARK, False):
@@ -81,13 +82,8 @@ def _accept_verified_tokens() -> None:
 
     @functools.wraps(original)
     def by_api_key(self, api_key: str, sa_session=None):
-        caller = caller_for_bearer(api_key)
-        if caller is None:
-            return original(self, api_key, sa_session)
-        user = (sa_session or self.app.model.session).get(self.app.model.User, caller.user_id)
-        if user is None or user.deleted:
-            raise exceptions.AuthenticationFailed("The account this sign-in belongs to is deactivated.")
-        return user
+        user = user_of_bearer(sa_session or self.app.model.session, self.app.model.User, api_key)
+        return original(self, api_key, sa_session) if user is None else user
 
     setattr(by_api_key, _MARK, True)
     UserManager.by_api_key = by_api_key

@@ -2,8 +2,9 @@
 
 ``user_for_credential`` is the one place a credential (the ``x-api-key`` header, ``Authorization:
 Bearer`` or the ``api_key`` argument; ``mcp.api_key`` picks which) becomes a Galaxy user, and
-where the bootstrap admin is refused. A sign-in token (OAuth) is checked there too, later: it is
-the only function that has to learn a second kind of credential.
+where the bootstrap admin is refused. A sign-in token (OAuth, ``oauth/``) is checked there too,
+first: the only function that knows a second kind of credential (Galaxy's own tools, which look
+their key up themselves, get the same answer from ``activation.oauth_signin``'s ``by_api_key``).
 
 ``RequestCaller`` is one request's caller, resolved at most once and kept in a context variable
 for the rest of the request: the policy (``mcp.policy``), the audit trail (``mcp.audit``) and our
@@ -22,6 +23,7 @@ from fastmcp.server.middleware import Middleware
 
 from galaxy_mcp_analysis.core.policy import Caller
 from galaxy_mcp_analysis.mcp.api_key import API_KEY_ARGUMENT
+from galaxy_mcp_analysis.oauth.caller import user_of_bearer
 
 _CURRENT: contextvars.ContextVar["RequestCaller | None"] = contextvars.ContextVar("mcp_request_caller", default=None)
 
@@ -33,8 +35,10 @@ def user_for_credential(gx_app, credential: str | None):
 
     if not credential:
         return None
-    # The seam for a sign-in token: an OAuth access token would be verified and mapped to its user here.
-    user = gx_app[UserManager].by_api_key(api_key=credential)
+    # A sign-in token (OAuth, when switched on) first: the gate verified it for this request (oauth.caller).
+    user = user_of_bearer(gx_app.model.session, gx_app.model.User, credential)
+    if user is None:
+        user = gx_app[UserManager].by_api_key(api_key=credential)
     if user is None or getattr(user, "bootstrap_admin_user", False) or getattr(user, "id", None) is None:
         return None
     return user

@@ -41,6 +41,20 @@ def caller_for_bearer(token: str | None) -> OAuthCaller | None:
     return caller
 
 
+def user_of_bearer(session, user_model, token: str | None):
+    """The Galaxy user of the access token this request's gate verified; None when ``token`` is not that
+    token (an API key, or sign-in off). Galaxy's AuthenticationFailed when the account was deactivated since."""
+    caller = caller_for_bearer(token)
+    if caller is None:
+        return None
+    user = session.get(user_model, caller.user_id)
+    if user is None or user.deleted:
+        from galaxy import exceptions
+
+        raise exceptions.AuthenticationFailed("The account this sign-in belongs to is deactivated.")
+    return user
+
+
 def current_caller() -> OAuthCaller | None:
     return _CALLER.get()
 
