@@ -50,8 +50,6 @@ class ToolRuns:
         # What an agent needs next comes first: a map-over's collections, then what the check did; Galaxy's
         # per-output and per-job details (about 30 fields each) after them.
         summary: dict[str, Any] = {
-            "tool_id": tool.id,
-            "tool_version": tool.version,
             "implicit_collections": [
                 {"id": hdca["id"], **collection_fields(hdca), "output_name": hdca.get("output_name")}
                 for hdca in result.get("implicit_collections", [])
@@ -60,6 +58,8 @@ class ToolRuns:
             "inputs_checked": checked.modelled,
             "unchecked": checked.unchecked,
             "decided_by_galaxy": checked.decided_by_galaxy,
+            "tool_id": tool.id,
+            "tool_version": tool.version,
         }
         if checked.normalised:
             summary["normalised"] = checked.normalised
