@@ -11,14 +11,13 @@ for the rest of the request: the policy (``mcp.policy``), the audit trail (``mcp
 tools' operations manager (``mcp.declaration.operations_for``) all read it, so one call looks its
 user up once, in the call's own database session (``mcp.session``). ``CallerOfRequest`` is the
 middleware that puts it there, after ``HeaderApiKey`` has filled in the key; the audit trail,
-outside every other middleware, makes it first when it is on, and then it is resolved at once
-(the audit line names the user of a refused call too).
+outside every other middleware, makes it first when it is on; a call that no inner layer looked
+up (a refusal before any did) is looked up by the audit trail afterwards, in a session of its own.
 """
 
 import contextvars
 from dataclasses import dataclass
 
-import anyio
 from fastmcp.server.middleware import Middleware
 
 from galaxy_mcp_analysis.core.policy import Caller
@@ -121,19 +120,19 @@ def request_caller(gx_app, credential: str | None) -> RequestCaller:
 
 
 class CallerOfRequest(Middleware):
-    """Make the call's caller current for the layers inside (policy, tools); resolve it at once when an
-    outer layer (the audit trail) made it, inside the call's database session."""
+    """Make the call's caller current for the layers inside (policy, tools), unresolved until one needs it."""
 
     def __init__(self, gx_app):
         self.gx_app = gx_app
 
     async def on_call_tool(self, context, call_next):
         credential = (context.message.arguments or {}).get(API_KEY_ARGUMENT)
-        made_outside = _CURRENT.get()
+        # Not resolved here: the first layer that needs the user (the policy, the tool) looks it up, so the
+        # call's database connection is taken only where it is used. Resolving it here held one connection per
+        # call through every layer inside, and 16 concurrent calls on PostgreSQL then emptied Galaxy's pool
+        # (5 + 10) under load: test_concurrency's pastes failed with the pool's timeout.
         caller, token = begin(self.gx_app, credential if isinstance(credential, str) else None)
         try:
-            if caller is made_outside and caller.credential and not caller.resolved:
-                await anyio.to_thread.run_sync(caller.user)
             return await call_next(context)
         finally:
             end(token)
