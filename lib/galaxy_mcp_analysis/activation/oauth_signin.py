@@ -19,7 +19,7 @@ _MARK = "__galaxy_mcp_analysis_oauth__"
 def oauth_enabled(settings: Settings, gx_app) -> bool:
     if settings.oauth:
         return True
-    value = gx_app.config.config_dict.get(OAUTH_OPTION)
+    value = (getattr(gx_app.config, "config_dict", None) or {}).get(OAUTH_OPTION)
     return value is True or str(value).strip().lower() in ("true", "1", "yes", "on")
 
 

@@ -2,6 +2,7 @@
 26.1.2 appends exact-path routes to the MCP app, 26.1.0 and 26.1.1 mount it at /api/mcp/; either
 way the patch puts it before Galaxy's catch-alls (``/api/{rest_of_path:path}``, the WSGI mount)."""
 
+import inspect
 from types import SimpleNamespace
 
 from galaxy.version import VERSION
@@ -59,7 +60,7 @@ def test_without_the_patch_galaxys_routes_come_first(monkeypatch):
     fast_app.include_all_package_routers(app, "galaxy.webapps.galaxy.api")
     app.state.route_name_index = fast_app.build_route_name_index(app)
     mcp_app = Starlette(routes=[Route("/api/mcp", lambda request: PlainTextResponse("mcp"), methods=["POST"])])
-    include = getattr(fast_app.include_mcp, "__wrapped__", fast_app.include_mcp)
+    include = inspect.unwrap(fast_app.include_mcp)  # Galaxy's own, under every wrapper (routes first, sign-in)
     include(app, SimpleNamespace(config=SimpleNamespace(mcp_server_path="/api/mcp")), mcp_app)
     first = app.router.routes[0]
     assert mcp_app not in (getattr(first, "endpoint", None), getattr(first, "app", None))
