@@ -269,3 +269,11 @@ def test_elements_within_never_passes_the_cap_or_the_end(total, offset, most, ea
 def test_elements_within_refuses_bad_pages(arguments, named):
     with pytest.raises(RangeError, match=named):
         elements_within(*arguments, 4096, 1 << 20)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("offset", [2**63, 10**20])
+def test_an_offset_beyond_any_file_position_is_past_the_end_not_an_overflow(offset, binary):
+    # io.BytesIO.seek(2**63) raises OverflowError, as a real file's seek does: the agent got Python's text.
+    chunk = read_chunk(io.BytesIO(b"abc\n"), offset, 10, binary=binary)
+    assert (chunk.offset, chunk.length, chunk.content, chunk.eof, chunk.next_offset) == (offset, 0, "", True, None)

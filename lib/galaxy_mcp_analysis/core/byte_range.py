@@ -29,6 +29,7 @@ from galaxy_mcp_analysis.core.errors import InvalidInput
 
 _LOOKBEHIND = 3  # a character is at most 4 bytes, so its start is at most 3 bytes back
 _LOOKAHEAD = 4  # 3 to complete a character that straddles the window end, 1 to detect EOF
+_LARGEST_OFFSET = 2**63 - 1  # what a file position can hold; no file reaches it, so past it is past the end
 
 
 class RangeError(InvalidInput):
@@ -89,6 +90,8 @@ def read_chunk(
     """
     _check_int("offset", offset, minimum=0)
     _check_int("max_bytes", max_bytes, minimum=1)
+    if offset > _LARGEST_OFFSET:  # seek() would raise OverflowError; answer as for any offset past the end
+        return Chunk(offset, 0, None, True, "", "base64" if binary else "utf-8")
     if binary:
         return _read_binary(stream, offset, max_bytes)
 
