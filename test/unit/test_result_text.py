@@ -6,7 +6,6 @@ from galaxy_mcp_analysis.mcp.result_text import (
     RawText,
     RecordTexts,
     shaped_result,
-    SUMMARY_VALUE_LIMIT,
     Table,
 )
 
@@ -19,7 +18,7 @@ PEEK = {
     "next_offset": None,
     "eof": True,
     "encoding": "utf-8",
-    "peek": "<table>" + "x" * SUMMARY_VALUE_LIMIT + "</table>",
+    "peek": "<table>x</table>",
     "capped": False,
 }
 
@@ -31,8 +30,24 @@ def test_raw_text_is_a_summary_line_then_the_chunk_byte_for_byte():
     fields = json.loads(summary)
     assert list(fields)[:5] == ["offset", "length", "next_offset", "eof", "encoding"]
     assert fields["length"] == len(CHUNK.encode()) and fields["eof"] is True and fields["next_offset"] is None
-    # The payload is not repeated; a value too long for a summary stays in structuredContent only.
-    assert "content" not in fields and "peek" not in fields and fields["capped"] is False
+    assert "content" not in fields and fields["capped"] is False  # the payload is not repeated
+
+
+def test_a_field_too_long_for_the_summary_follows_as_a_section_and_the_payload_is_labelled():
+    # get_job_errors of a failed upload: Galaxy's long message made `outputs`, `failed_outputs` and
+    # `repair` too long for the summary, and a client showing only text never saw the failure or its repair.
+    failed = [{"name": "output0", "dataset_id": "d1", "state": "error", "message": "samtools: " + "x" * 300}]
+    result = {"job_id": "j1", "state": "ok", "failed_outputs": failed, "repair": "create_dataset_from_text(" + "y" * 250,
+              "tool_stderr": "warn\n"}
+    text = RawText("tool_stderr")(result)
+    lines = text.split("\n")
+    assert json.loads(lines[0]) == {"job_id": "j1", "state": "ok"}
+    assert "--- tool_stderr (5 characters) ---\nwarn\n" in text
+    assert f"--- failed_outputs ---\n{json.dumps(failed, separators=(',', ':'))}" in text
+    assert f"--- repair ---\n{result['repair']}" in text
+    for record_text in (RecordTexts("elements", "content")({"elements": [dict(failed[0], content="a\tb\n")]}),):
+        header = record_text.split("\n")[2]
+        assert json.loads(header.removeprefix("--- "))["message"] == failed[0]["message"]
 
 
 def test_several_raw_fields_follow_each_other_under_a_labelled_line():

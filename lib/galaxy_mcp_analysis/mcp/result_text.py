@@ -10,7 +10,10 @@ gets a text block a reader of text can use directly:
   payload field's text raw (``peek_dataset_content``: the chunk, byte for byte);
   several payload fields follow each other under a ``--- <field> (<n> characters) ---`` line.
 - ``RecordTexts("elements", "content")``: a one-line summary, then per record of a list field a
-  ``--- `` line with its small fields and its text field raw (``peek_collection_content``).
+  ``--- `` line with its other fields and its text field raw (``peek_collection_content``).
+
+A field too long for the summary line follows as a ``--- <field> ---`` section (then the payload
+too is labelled): many clients hand the model the text block alone, so no field may be lost there.
 - ``Table("contents")``: a one-line summary, then the records of a list field as a
   tab-separated table with one header line (``get_history_contents``), keys written once;
   ``once=("schema",)`` writes a large object that rows repeat once, after the table.
@@ -56,9 +59,11 @@ def summary_fields(structured: Mapping[str, Any], leave_out: tuple[str, ...] = (
     return shown
 
 
-def summary_line(structured: Mapping[str, Any], leave_out: tuple[str, ...] = (), first: tuple[str, ...] = ()) -> str:
-    """``summary_fields`` as one line of compact JSON."""
-    return _compact(summary_fields(structured, leave_out, first))
+def long_sections(structured: Mapping[str, Any], shown: Mapping[str, Any], leave_out: tuple[str, ...]) -> list[str]:
+    """A ``--- name ---`` section for each field too long for the summary line: a reader of the text
+    alone (many clients give the model only the text block) must not lose a field to its length."""
+    return [f"--- {name} ---\n{value if isinstance(value, str) else _compact(value)}"
+            for name, value in structured.items() if name not in shown and name not in leave_out]
 
 
 @dataclass(frozen=True)
@@ -74,12 +79,14 @@ class RawText:
 
     def __call__(self, structured: dict[str, Any]) -> str:
         texts = [(name, structured[name]) for name in self.fields if isinstance(structured.get(name), str)]
-        summary = summary_line(structured, leave_out=tuple(name for name, _ in texts), first=self.first)
-        if len(self.fields) == 1:
-            return summary + "".join("\n" + text for _, text in texts)
-        parts = [summary]
+        raw = tuple(name for name, _ in texts)
+        shown = summary_fields(structured, leave_out=raw, first=self.first)
+        long_fields = long_sections(structured, shown, raw)
+        if len(self.fields) == 1 and not long_fields:
+            return _compact(shown) + "".join("\n" + text for _, text in texts)
+        parts = [_compact(shown)]
         parts += [f"--- {name} ({len(text):,} characters) ---\n{text}" for name, text in texts if text]
-        return "\n".join(parts)
+        return "\n".join(parts + long_fields)
 
 
 @dataclass(frozen=True)
@@ -93,12 +100,16 @@ class RecordTexts:
         records = structured.get(self.path)
         if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
             return _compact(structured)
-        parts = [summary_line(structured, leave_out=(self.path,)) + f"\n{self.path}: {len(records)}"]
+        shown = summary_fields(structured, leave_out=(self.path,))
+        parts = [_compact(shown) + f"\n{self.path}: {len(records)}"]
         for record in records:
             text = record.get(self.text)
-            shown = summary_line(record, leave_out=(self.text,) if isinstance(text, str) else ())
-            parts.append(f"--- {shown}" + (f"\n{text}" if isinstance(text, str) and text else ""))
-        return "\n".join(parts)
+            raw = (self.text,) if isinstance(text, str) else ()
+            # Every small field of the record on its header line, whatever its length: a section after
+            # the record's raw text could not be told apart from the text.
+            fields = {name: value for name, value in record.items() if name not in raw}
+            parts.append(f"--- {_compact(fields)}" + (f"\n{text}" if raw and text else ""))
+        return "\n".join(parts + long_sections(structured, shown, (self.path,)))
 
 
 def _cell(value: Any) -> str:
