@@ -38,6 +38,14 @@ def test_tools_list_is_galaxys_37_plus_the_patch_sets(mcp):
     assert "peek_dataset_content" in names
 
 
+def test_the_server_says_once_that_ids_are_per_kind_and_the_usual_path(mcp):
+    instructions = mcp.opened_with.instructions
+    assert "Ids are per kind" in instructions and "wait_for_jobs" in instructions
+    served = {tool.name for tool in mcp.list_tools()}
+    named = {word.strip(",.;()") for word in instructions.split() if "_" in word and word.islower()}
+    assert named - {"history_id", "dataset_id", "collection_id", "job_id"} <= served, named - served
+
+
 def test_connect_identifies_the_keys_user(mcp, api_key):
     result = mcp.call_ok("connect", api_key=api_key)
     assert result["connected"] is True

@@ -54,7 +54,7 @@ class McpClient:
                 )
                 streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-                await (session.discover() if self.modern else session.initialize())
+                self.opened_with = await (session.discover() if self.modern else session.initialize())
                 opened.set_result(session)
                 await self._closing.wait()
         except BaseException as e:

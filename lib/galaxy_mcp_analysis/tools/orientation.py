@@ -1,0 +1,14 @@
+"""The server's ``instructions`` (sent once, in the initialize result): what every tool description would
+otherwise repeat. Galaxy's FastMCP("Galaxy") has none; agents in the trials read one id as two objects."""
+
+SERVER_INSTRUCTIONS = (
+    "Galaxy through tools, acting as your Galaxy user. Ids are per kind: one encoded string can name a "
+    "history, a dataset, a collection, a job and a page at once, so pass each id only in an argument of its "
+    "kind (history_id, dataset_id, collection_id, job_id, ...). Usual path: create_history; "
+    "create_dataset_from_text or upload_file_from_url; create_collection; search_tools, then "
+    "get_tool_input_schema; run_tool (check_tool_inputs checks without running; a collection given to a "
+    "dataset input maps over it); wait_for_jobs; peek_dataset_content or peek_collection_content to read "
+    "results; get_job_errors for a failed or flagged job (a repair field names the call that fixes it); "
+    "create_page for a report; create_workflow_from_history, then invoke_workflow. Every error starts with a "
+    "[CODE] and says what to call next."
+)
