@@ -40,7 +40,7 @@ KIND_OF_KEY = {
     "rerun_of": "job",
     "resumed_jobs": "job",
     "metadata_job_id": "job",
-    "failed_dataset_id": "dataset",
+    "replaced_dataset_id": "dataset",
 }
 #: The kind of the "id" of objects listed under a key.
 KIND_OF_ITEMS = {

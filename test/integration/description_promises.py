@@ -288,8 +288,11 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("paused (with paused_reason, resume_with)",
          "test_waits_and_failures.py::test_a_paused_job_says_why_and_what_resumes_it"),
         ("Returns jobs [{job_id, tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, "
-         "repair?}]",
+         "repair?, replaced_by?}]",
          "test_jobs.py::test_wait_by_job_ids_reports_each_job"),
+        ("replaced_by?}]", "test_broken_history_replay.py::test_a_broken_history_is_debugged_with_the_hints_alone"),
+        ("an invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}]",
+         "test_workflows.py::test_a_subworkflow_step_is_checked_waited_for_and_followed"),
         ("timed_out", "test_jobs.py::test_a_wait_times_out_then_sees_the_jobs_finish"),
         ("timeout_applied, capped", "test_jobs.py::test_a_wait_past_the_server_cap_is_clamped_and_says_so"),
         ("server_busy?", "test_jobs.py::test_sleeping_waits_hold_no_database_connection_and_block_no_other_call"),
@@ -331,6 +334,10 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
     "list_jobs": [
         ("newest first: jobs [{job_id, tool_id, state, exit_code",
          "test_managing.py::test_list_jobs_filters_pages_and_flags"),
+        ("failed_outputs (ids; an upload's output can fail after an ok job)",
+         "test_debugging_signals.py::test_a_failed_upload_is_repaired_by_uploading_its_recorded_content_again"),
+        ("replaced_by? (the job that took its outputs' places)",
+         "test_broken_history_replay.py::test_a_broken_history_is_debugged_with_the_hints_alone"),
         ("[VALIDATION_ERROR] unknown state, bad limit/offset",
          "test_managing.py::test_list_jobs_filters_pages_and_flags"),
         ("[AUTHORIZATION_ERROR] history not readable", ACCESS),
@@ -626,6 +633,8 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_field_report_replay.py::test_the_field_report_analysis_through_mcp_alone"),
         ("Returns {workflow_id, inputs, steps, definition}",
          "test_extracted_workflows.py::test_every_step_is_labelled_and_the_results_are_labelled_workflow_outputs"),
+        ('input_labels={"<collection id>": "isolates"}',
+         "test_extracted_workflows.py::test_the_input_takes_the_label_chosen_and_an_unknown_id_is_refused_naming_the_inputs"),
     ],
     "create_workflow": [
         ("Errors: [VALIDATION_ERROR]",

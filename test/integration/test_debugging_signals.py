@@ -119,6 +119,10 @@ def test_a_failed_upload_is_repaired_by_uploading_its_recorded_content_again(mcp
     assert call.arguments["content"] == "not a bam file\n" and call.arguments["history_id"] == history, call
     assert "rerun_job" not in report["repair"] and "does not rerun uploads" in report["repair"], report["repair"]
     assert mcp.call_ok("get_job_parameters", job_id=job, api_key=api_key)["rerunnable"] is False
+    # The job list says it too: the upload job ended ok, its output did not.
+    [row] = [row for row in mcp.call_ok("list_jobs", history_id=history, limit=500, api_key=api_key)["jobs"]
+             if row["job_id"] == job]
+    assert (row["state"], row["failed_outputs"]) == ("ok", [dataset]), row
     refused = mcp.call_error("rerun_job", job_id=job, replace_outputs=True, api_key=api_key)
     assert refused.startswith("[VALIDATION_ERROR]") and call.text in refused, refused
     conflict = mcp.call_error("update_dataset", dataset_id=dataset, file_type="txt", api_key=api_key)
@@ -181,7 +185,7 @@ def test_an_ok_jobs_wrong_result_is_replaced_where_it_was(galaxy, mcp, api_key, 
     wait(mcp, api_key, [rerun["jobs"][0]["id"]])
     new = rest(galaxy.galaxy_url, f"/api/datasets/{replaced['dataset_id']}", api_key)
     old = rest(galaxy.galaxy_url, f"/api/datasets/{wrong}", api_key)
-    assert (replaced["failed_dataset_id"], new["hid"], new["name"], new["visible"]) == (
+    assert (replaced["replaced_dataset_id"], new["hid"], new["name"], new["visible"]) == (
         wrong, before["hid"], before["name"], True), (rerun, new)
     assert old["visible"] is False, old  # the wrong result no longer looks current
     read = mcp.call_ok("peek_dataset_content", dataset_id=replaced["dataset_id"], api_key=api_key)

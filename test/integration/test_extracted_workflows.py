@@ -59,7 +59,21 @@ def saved(galaxy, mcp, api_key):
     top = run_and_wait(mcp, api_key, history, "Show beginning1", {
         "input": {"src": "hdca", "id": ordered["id"]}, "lineNum": 2})
     workflow = mcp.call_ok("create_workflow_from_history", history_id=history, name="top genes", api_key=api_key)
-    return {"history": history, "workflow": workflow, "by_hand": element_text(galaxy, api_key, top["id"])}
+    return {"history": history, "workflow": workflow, "by_hand": element_text(galaxy, api_key, top["id"]),
+            "isolates": isolates}
+
+
+def test_the_input_takes_the_label_chosen_and_an_unknown_id_is_refused_naming_the_inputs(mcp, api_key, saved):
+    # Galaxy names the input after this run's collection; a workflow reused on other samples wants its own.
+    relabelled = mcp.call_ok("create_workflow_from_history", history_id=saved["history"], name="top genes again",
+                             input_labels={saved["isolates"]: "samples"}, api_key=api_key)
+    assert [entry["label"] for entry in relabelled["inputs"]] == ["samples"], relabelled["inputs"]
+    before = {workflow["id"] for workflow in mcp.call_ok("list_workflows", api_key=api_key)["workflows"]}
+    refused = mcp.call("create_workflow_from_history", {"history_id": saved["history"], "name": "nope",
+                                                        "input_labels": {"0123456789abcdef": "x"}, "api_key": api_key})
+    text = refused.content[0].text
+    assert refused.is_error and text.startswith("[VALIDATION_ERROR]") and saved["isolates"] in text, text
+    assert {workflow["id"] for workflow in mcp.call_ok("list_workflows", api_key=api_key)["workflows"]} == before  # nothing made
 
 
 def test_every_step_is_labelled_and_the_results_are_labelled_workflow_outputs(mcp, api_key, saved):

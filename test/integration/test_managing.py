@@ -204,7 +204,7 @@ def test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it(
     # The once-paused job read the new output: its own output is the corrected cut.
     assert content(mcp, api_key, waiting["outputs"][0]["id"]) == "30\tchr1\n4\tchr2\n200\tchr3\n4\tchr10\n"
     [replaced] = rerun["replaced"]
-    assert replaced["failed_dataset_id"] == failing["outputs"][0]["id"] and rerun["still_paused_jobs"] == []
+    assert replaced["replaced_dataset_id"] == failing["outputs"][0]["id"] and rerun["still_paused_jobs"] == []
     # An ok job's outputs can be replaced too, but not once another job read them.
     error = mcp.call_error("rerun_job", job_id=new_job["id"], replace_outputs=True, api_key=api_key)
     assert error.startswith("[CONFLICT]") and paused_job["id"] in error and "already read" in error, error
@@ -221,7 +221,7 @@ def test_replace_outputs_puts_the_fix_where_the_failed_output_was(galaxy, mcp, a
     rerun = mcp.call_ok("rerun_job", job_id=failed_job["id"], changes={"columnList": "c1"}, replace_outputs=True,
                         api_key=api_key)
     [new_job], [new_output] = rerun["jobs"], rerun["outputs"]
-    assert rerun["replaced"] == [{"output_name": "out_file1", "failed_dataset_id": failed_output["id"],
+    assert rerun["replaced"] == [{"output_name": "out_file1", "replaced_dataset_id": failed_output["id"],
                                   "dataset_id": new_output["id"], "hid": failed_output["hid"], "name": "genes cut",
                                   "visible": True}], rerun
     assert rerun["resumed_jobs"] == [] and rerun["still_paused_jobs"] == []

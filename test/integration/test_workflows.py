@@ -311,6 +311,10 @@ def test_a_subworkflow_step_is_checked_waited_for_and_followed(galaxy, mcp, api_
     assert inner["subworkflow_invocation_id"] and len(inner["job_ids"]) == 1, inner
     cut = next(step for step in progress["steps"] if step["label"] == "cut")
     assert content(galaxy, api_key, cut["outputs"]["out_file1"]["id"]) == b"a\nb\nc\n"
+    # The wait already named the outputs to read next, as progress does (the subworkflow's own are in its invocation).
+    [from_wait] = [output for output in waited["invocation_outputs"] if output["label"] == "cut"]
+    assert (from_wait["output_name"], from_wait["src"], from_wait["id"]) == (
+        "out_file1", "hda", cut["outputs"]["out_file1"]["id"]), waited["invocation_outputs"]
 
 
 def post_tool_call(galaxy, api_key, arguments: dict, progress_token: str | None = None):

@@ -43,6 +43,10 @@ from galaxy_mcp_analysis.core.managing import (
     HistoryItemRef,
 )
 from galaxy_mcp_analysis.operations.item_updates import still_uploading
+from galaxy_mcp_analysis.operations.jobs.reruns import (
+    FAILED_JOB_STATES,
+    FAILED_OUTPUT_STATES,
+)
 from galaxy_mcp_analysis.operations.lookup import problem_line
 
 #: Jobs one list_jobs page holds at most (Galaxy's own default page of job listings).
@@ -115,7 +119,7 @@ class ManagingRuns:
 
     def _job_row(self, job: Job) -> dict[str, Any]:
         encode = self.trans.security.encode_id
-        return {
+        row = {
             "job_id": encode(job.id),
             "tool_id": job.tool_id,
             "tool_version": job.tool_version,
@@ -126,7 +130,14 @@ class ManagingRuns:
             "history_id": encode(job.history_id) if job.history_id else None,
             "outputs": self.job_outputs(job),
             "suspected_silent_failure": job.state == "ok" and self.output_verdict(job).suspected_silent_failure,
+            # An output can fail after its job ended ok (an upload's datatype check): the row must say so.
+            "failed_outputs": [encode(output.dataset.id) for output in job.output_datasets
+                               if output.dataset is not None and output.dataset.state in FAILED_OUTPUT_STATES],
         }
+        if row["suspected_silent_failure"] or row["failed_outputs"] or job.state in FAILED_JOB_STATES:
+            if replacer := self.replaced_by(job):
+                row["replaced_by"] = replacer
+        return row
 
     def job_outputs(self, job: Job) -> list[dict[str, Any]]:
         """The job's outputs by name, each a dataset_id or a collection_id."""

@@ -35,7 +35,8 @@ def list_jobs(
     offset: Annotated[int, Field(description="Jobs to skip.")] = 0,
 ) -> dict[str, Any]:
     """List your jobs (or a readable history's), newest first: jobs [{job_id, tool_id, state, exit_code,
-    create_time, history_id, outputs, suspected_silent_failure, ...}], total.
+    create_time, history_id, outputs, suspected_silent_failure, failed_outputs (ids; an upload's output can
+    fail after an ok job), replaced_by? (the job that took its outputs' places), ...}], total.
 
     Example: list_jobs(history_id="...", state="error").
     Errors: [VALIDATION_ERROR] unknown state, bad limit/offset; [AUTHORIZATION_ERROR] history not readable.

@@ -68,15 +68,21 @@ def create_workflow_from_history(
     collection_ids: Annotated[
         list[str] | None, Field(description="As dataset_ids, for collections.")
     ] = None,
+    input_labels: Annotated[
+        dict[str, str] | None, Field(description="Input id -> label; default: the item's name.")
+    ] = None,
 ) -> dict[str, Any]:
     """Save what a history ran as a workflow (a mapped run is one step, its input a list input: wrap
-    one sample as a one-element list). Returns {workflow_id, inputs, steps, definition}.
+    one sample as a one-element list). Inputs accept any datatype.
+    Returns {workflow_id, inputs, steps, definition}.
 
-    Example: create_workflow_from_history(history_id="1cd8e2f6b131e891", name="Sort")
+    Example: create_workflow_from_history(history_id="1cd8e2f6b131e891", name="Sort",
+    input_labels={"<collection id>": "isolates"})
     Errors: [VALIDATION_ERROR], [AUTHORIZATION_ERROR]. Next: invoke_workflow.
     """
     return ops.create_workflow_from_history(
-        history_id, name, job_ids=job_ids, dataset_ids=dataset_ids, collection_ids=collection_ids
+        history_id, name, job_ids=job_ids, dataset_ids=dataset_ids, collection_ids=collection_ids,
+        input_labels=input_labels,
     )
 
 
@@ -130,7 +136,8 @@ STOCK_DESCRIPTIONS = {
     "invoke_workflow.parameters": "Tool parameters keyed by step label or index.",
     "get_invocation_details": """A workflow run's state and, in progress, each step's job states.
 
-    progress: {state, terminal, steps [{label, state, jobs, job_ids, outputs}], failed_steps}.
+    progress: {state, terminal, steps [{label, state, jobs, job_ids, outputs}], failed_steps}. Read
+    progress: Galaxy's own steps list no jobs or outputs for a mapped step.
     Errors: [NOT_FOUND]. Next: get_job_errors(job_id) for failed_steps; rerun_job.
     """,
 }

@@ -35,7 +35,7 @@ LOG_FIELDS = ("info", "tool_stderr", "tool_stdout", "job_stderr", "job_stdout")
 
 class JobFailures:
     """Why a job failed, a mixin of ``Jobs`` (needs the manager's ``app``, ``trans``, ``lookup``, ``settings``
-    and ``repair_hint`` of ``JobReruns``)."""
+    and ``remedy`` of ``JobReruns``)."""
 
     def get_job_errors(
         self, *, job_id: str | None = None, dataset_id: str | None = None, max_bytes: int = 4000
@@ -71,8 +71,7 @@ class JobFailures:
             result["truncated"] = result["truncated"] or command.truncated
         if dataset_id:
             result["dataset_id"] = dataset_id
-        if repair := self.repair_hint(job):
-            result["repair"] = repair
+        result.update(self.remedy(job))
         return result
 
     def _output_states(self, job: Job, budget: int) -> dict[str, Any]:

@@ -11,10 +11,17 @@ result lists what was replaced (``core.reruns``).
 
 from typing import Any
 
-from galaxy.model import Job
+from galaxy.model import (
+    HistoryDatasetAssociation,
+    Job,
+)
 from galaxy.schema import SerializationParams
 from galaxy.schema.schema import HistoryContentType
 from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
+from sqlalchemy import (
+    false,
+    select,
+)
 
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
@@ -192,7 +199,7 @@ class JobReruns:
                                 contents_type=HistoryContentType.dataset)
             # The hid is no editable field; Galaxy's own remap gives a dependent's new input the old hid the same way.
             made_outputs[placement.dataset].hid = place.hid
-            replaced.append({"output_name": place.output_name, "failed_dataset_id": encode(place.dataset),
+            replaced.append({"output_name": place.output_name, "replaced_dataset_id": encode(place.dataset),
                              "dataset_id": encode(placement.dataset), "hid": place.hid, "name": place.name,
                              "visible": place.visible})
         self.trans.sa_session.commit()
@@ -203,6 +210,32 @@ class JobReruns:
         result["replaced"] = replaced
         if unpaired:
             result["not_replaced"] = unpaired
+
+    def remedy(self, job: Job) -> dict[str, str]:
+        """What is left to do about a failed or suspect job: nothing once another job took its outputs' places
+        (``replaced_by``: a survey after the fix must not invite a second rerun), else its ``repair``, if any."""
+        if replacer := self.replaced_by(job):
+            return {"replaced_by": replacer}
+        return {"repair": hint} if (hint := self.repair_hint(job)) else {}
+
+    def replaced_by(self, job: Job) -> str | None:
+        """The job whose output now holds one of this job's outputs' hids, or None.
+
+        A history gives each new item the next hid; only a replacement (replace_outputs here, or Galaxy's
+        own remap of a failed job) puts a newer dataset at an existing hid, so that dataset's job replaced this one.
+        """
+        model = HistoryDatasetAssociation
+        for association in job.output_datasets:
+            hda = association.dataset
+            if hda is None or hda.hid is None:
+                continue
+            newer = self.trans.sa_session.scalars(
+                select(model).where(model.history_id == hda.history_id, model.hid == hda.hid, model.id > hda.id,
+                                    model.deleted == false()).order_by(model.id.desc()).limit(1)
+            ).first()
+            if newer is not None and newer.creating_job is not None and newer.creating_job.id != job.id:
+                return self.trans.security.encode_id(newer.creating_job.id)
+        return None
 
     def repair_hint(self, job: Job) -> str | None:
         """A call that can succeed for a failed or suspect job (None for other jobs): for a tool's job
@@ -288,9 +321,10 @@ def upload_repair(job: Job, tool, encode_id) -> str:
         call = f"create_dataset_from_text(history_id={history!r}, content={source['paste_content']!r}, file_type=...)"
     else:
         call = f"create_dataset_from_text(history_id={history!r}, content=..., file_type=...)"
-    return (f"{call}: Galaxy does not rerun uploads; upload the data again (the recorded source is shown) with a "
-            "file_type that fits it (get_job_errors' failed_outputs has Galaxy's message), then delete_history_items "
-            "the failed dataset.")
+    return (f"{call}: Galaxy does not rerun uploads. If the recorded source is the right data, upload it again with "
+            "a file_type that fits it (get_job_errors' failed_outputs has Galaxy's message); if the source itself is "
+            "not the data meant (e.g. text declared as BAM), only its owner can supply the right file. The failed "
+            "dataset can stay as the record.")
 
 
 def _places(job: Job) -> list[OutputPlace]:

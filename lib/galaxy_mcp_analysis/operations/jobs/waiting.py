@@ -62,7 +62,7 @@ else:
 
 class JobWaiting:
     """Waiting until jobs end, a mixin of ``Jobs`` (needs the manager's ``trans``, ``lookup``, ``jobs_service``,
-    ``settings``, and ``output_verdict``, ``creating_job``, ``repair_hint`` and ``invocation_jobs``)."""
+    ``settings``, and ``output_verdict``, ``creating_job``, ``remedy``, ``repair_hint``, ``invocation_jobs`` and ``invocation_outputs``)."""
 
     def wait_for_jobs(
         self,
@@ -113,6 +113,7 @@ class JobWaiting:
         if invocation_id:
             result["invocation_id"] = invocation_id
             result["invocation_scheduled"] = scheduled
+            result["invocation_outputs"] = self.invocation_outputs(invocation_id)
         if truncated:
             result["jobs_truncated"] = True
         if busy:
@@ -246,8 +247,7 @@ class JobWaiting:
             a.dataset is not None and a.dataset.state in FAILED_OUTPUT_STATES for a in row.output_datasets
         )  # an output can fail after its job ended ok (an upload's datatype check)
         if entry["suspected_silent_failure"] or failed_output or state in ("error", "failed"):
-            if repair := self.repair_hint(row):
-                entry["repair"] = repair
+            entry.update(self.remedy(row))
         return entry
 
     def _pause_of(self, job: Job) -> dict[str, Any]:

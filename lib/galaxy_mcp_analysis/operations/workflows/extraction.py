@@ -48,6 +48,7 @@ class WorkflowExtraction:
         job_ids: list[str] | None = None,
         dataset_ids: list[str] | None = None,
         collection_ids: list[str] | None = None,
+        input_labels: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         history = self.lookup.history(history_id, "own")
         if not name or not name.strip():
@@ -68,8 +69,8 @@ class WorkflowExtraction:
                 f"History {history_id} has no finished tool jobs to turn into workflow steps.",
                 "Run tools with run_tool, wait_for_jobs, then extract; or pass job_ids.",
             )
-        labels = unique_labels([item.name for item in datasets] + [item.name for item in collections])
         encode = self.trans.security.encode_id
+        labels = unique_labels(self._input_labels(datasets + collections, input_labels or {}))
         payload = WorkflowExtractionByIdsPayload(
             workflow_name=name,
             job_ids=[encode(job.id) for job in plain],
@@ -95,6 +96,21 @@ class WorkflowExtraction:
             "definition": self._clean_definition(stored),
             "jobs_extracted": len(jobs),
         }
+
+    def _input_labels(self, items: list, chosen: dict[str, str]) -> list[str]:
+        """Each input's label: the one the caller chose by the item's id, else the item's name (Galaxy's default,
+        which names a reusable workflow's input after this run's data)."""
+        encode = self.trans.security.encode_id
+        ids = {encode(item.id): item.name for item in items}
+        unknown = sorted(set(chosen) - set(ids))
+        if unknown:
+            shown = ", ".join(f"{item_id} ({name!r})" for item_id, name in ids.items())
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"input_labels names {', '.join(unknown[:5])}, which is no input of this workflow.",
+                f"Key input_labels by the inputs' ids: {shown or 'this extraction has no inputs'}.",
+            )
+        return [chosen.get(encode(item.id)) or item.name for item in items]
 
     def _extraction_jobs(self, history, job_ids: list[str] | None) -> list[Job]:
         if job_ids is not None:

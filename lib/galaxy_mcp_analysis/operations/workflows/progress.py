@@ -61,6 +61,22 @@ class WorkflowProgress:
             )
         return summarize_progress(str(invocation.state), progress)
 
+    def invocation_outputs(self, invocation_id: str) -> list[dict[str, Any]]:
+        """Each step's outputs so far, for wait_for_jobs(invocation_id=...): the ids an agent reads next,
+        without a get_invocation_details call."""
+        encode = self.trans.security.encode_id
+        outputs: dict[tuple, dict[str, Any]] = {}  # Galaxy may record one output twice on a step: listed once
+        for invocation_step in self.lookup.invocation(invocation_id).steps:
+            step = invocation_step.workflow_step
+            where = {"step_index": step.order_index, "label": step.effective_label}
+            made = [(output.output_name, "hda", output.dataset_id) for output in invocation_step.output_datasets]
+            made += [(output.output_name, "hdca", output.dataset_collection_id)
+                     for output in invocation_step.output_dataset_collections]
+            for name, src, item in made:
+                outputs[(step.order_index, name, src, item)] = {**where, "output_name": name, "src": src,
+                                                                "id": encode(item)}
+        return list(outputs.values())
+
     def invocation_jobs(self, invocation_id: str) -> tuple[dict[int, str], bool]:
         """(decoded job id -> encoded id of every job the invocation has so far, whether scheduling ended);
         used by wait_for_jobs(invocation_id=...)."""
