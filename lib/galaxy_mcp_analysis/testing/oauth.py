@@ -4,7 +4,8 @@
 with the session's CSRF token, as Galaxy's login page posts it); the rest follow one
 authorization-code flow with PKCE: ``register``, ``authorize_url``, ``consent_form``, ``allow``,
 ``exchange``; ``signed_in_tokens`` is all of them. ``galaxy`` is anything with ``galaxy_url`` and
-``mcp_url`` (a ``LaunchedGalaxy``).
+``mcp_url`` (a ``LaunchedGalaxy``). ``sdk_provider`` is the official MCP SDK client's side
+(``mcp.client.auth.OAuthClientProvider`` with ``MemoryStorage``), whatever plays the browser.
 """
 
 import re
@@ -67,17 +68,47 @@ def allow(client: httpx.Client, fields: dict, decision="allow") -> dict:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
 
 
-def exchange(galaxy, client_id, code, verifier=VERIFIER) -> httpx.Response:
-    return httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
+def exchange(galaxy, client_id, code, verifier=VERIFIER, http=httpx) -> httpx.Response:
+    """The code's token request (``http``: an ``httpx.Client`` holding one connection, or a new one)."""
+    return http.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
         "grant_type": "authorization_code", "code": code, "code_verifier": verifier, "client_id": client_id,
         "redirect_uri": REDIRECT})
 
 
-def signed_in_tokens(galaxy, person, scope=None) -> tuple[str, dict]:
+def signed_in_tokens(galaxy, person, scope=None, http=httpx) -> tuple[str, dict]:
     client_id = register(galaxy).json()["client_id"]
     with browser(galaxy, person) as client:
         _, fields = consent_form(client, authorize_url(galaxy, client_id, scope=scope))
         code = allow(client, fields)["code"]
-    issued = exchange(galaxy, client_id, code)
+    issued = exchange(galaxy, client_id, code, http=http)
     assert issued.status_code == 200, issued.text
     return client_id, issued.json()
+
+
+class MemoryStorage:
+    """The SDK client's token storage (``mcp.client.auth.TokenStorage``), in memory."""
+
+    tokens = client_info = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client_info
+
+    async def set_client_info(self, client_info):
+        self.client_info = client_info
+
+
+def sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_name="SDK client"):
+    """The official SDK client's OAuth provider (discovery, registration, code exchange, refresh):
+    ``redirect_handler(url)`` plays the browser, ``callback_handler()`` returns what came back to REDIRECT."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientMetadata
+
+    metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[REDIRECT], token_endpoint_auth_method="none",
+                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"])
+    return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
