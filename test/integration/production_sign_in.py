@@ -22,7 +22,7 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 
 
 class Pinned:
-    """An HTTP client whose one keep-alive connection a chosen gunicorn worker serves (any when ``want_pid`` is None)."""
+    """An HTTP client whose one keep-alive connection the gunicorn worker ``want_pid`` serves (None: any)."""
 
     def __init__(self, galaxy, want_pid=None, tries=40):
         self.galaxy = galaxy
@@ -71,7 +71,7 @@ def across_workers(galaxy, person) -> dict:
         seen["rotated"] = rotated.status_code, rotated.json()
         new = rotated.json()
         seen["rotated_used_on"] = first.mcp_status(new["access_token"])
-        seen["rotation"] = (new["refresh_token"] != tokens["refresh_token"], new["access_token"] != tokens["access_token"])
+        seen["rotation"] = tuple(new[kind] != tokens[kind] for kind in ("refresh_token", "access_token"))
         revoked_id, revoked = signed_in_tokens(galaxy, person)
         seen["before_revocation"] = second.mcp_status(revoked["access_token"])
         seen["revoked_on"], response = first.served(REVOKE, lambda: first.http.post(REVOKE, data={

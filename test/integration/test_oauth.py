@@ -36,6 +36,7 @@ from galaxy_mcp_analysis.testing.oauth import (
     MemoryStorage,
     REDIRECT,
     register,
+    sdk_calls,
     sdk_provider,
     signed_in_tokens,
 )
@@ -331,27 +332,18 @@ def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, peop
     assert session_calls()["email"] == "alice@example.org"
     assert storage.tokens.refresh_token != first.refresh_token  # refreshed, and rotated
     assert storage.tokens.access_token != first.access_token
+    assert revoked_then_refused(galaxy, storage) == (200, 401)
+
+
+def revoked_then_refused(galaxy, storage) -> tuple[int, int]:
+    """RFC 7009 revocation of the SDK client's refresh token (its grant), then its access token on /api/mcp."""
     revoked = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/revoke", timeout=60, data={
         "token": storage.tokens.refresh_token, "token_type_hint": "refresh_token",
         "client_id": storage.client_info.client_id})
-    assert revoked.status_code == 200
-    assert mcp_post(galaxy, {"authorization": f"Bearer {storage.tokens.access_token}"}).status_code == 401
+    return revoked.status_code, mcp_post(galaxy, {"authorization": f"Bearer {storage.tokens.access_token}"}).status_code
 
 
 # --- Done when: a real browser on Galaxy's login page, for the official SDK client ------------------
-
-
-async def sdk_calls(galaxy, auth, *tools) -> list:
-    """One MCP session of the official client with OAuth ``auth``: each (tool, arguments)'s structured result."""
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with httpx2.AsyncClient(auth=auth, timeout=120) as http:
-        async with streamable_http_client(galaxy.mcp_url, http_client=http) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
-                await session.initialize()
-                return [(await session.call_tool(tool, arguments)).structured_content for tool, arguments in tools]
 
 
 async def decide_in_browser(page, url, person, decision, seen) -> dict:
@@ -375,8 +367,10 @@ async def browser_sign_ins(galaxy, person, storage, seen) -> None:
     from mcp.shared.auth import AuthorizationCodeResult
     from playwright.async_api import async_playwright
 
+    mark = lambda phase: seen.setdefault("at", []).append((phase, time.monotonic()))  # noqa: E731
     async with async_playwright() as driver:
         chromium = await driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        mark("chromium started")
         try:
             context = await chromium.new_context()
             context.set_default_timeout(UI_TIMEOUT_MS)
@@ -385,7 +379,9 @@ async def browser_sign_ins(galaxy, person, storage, seen) -> None:
             page = await context.new_page()
 
             async def redirect_handler(url):
+                mark("discovery and registration")
                 seen["allowed"] = await decide_in_browser(page, url, person, "allow", seen)
+                mark("login page, consent, Allow")
 
             async def callback_handler():
                 return AuthorizationCodeResult(code=seen["allowed"]["code"], state=seen["allowed"]["state"])
@@ -396,9 +392,13 @@ async def browser_sign_ins(galaxy, person, storage, seen) -> None:
             seen["first"] = storage.tokens
             auth.context.token_expiry_time = time.time() - 1  # an hour later, as the client sees it
             seen["user_after_refresh"], = await sdk_calls(galaxy, auth, ("get_user", {}))
+            mark("token exchange, calls, refresh")
             seen["denied_client"] = register(galaxy, client_name="Denied agent").json()["client_id"]
             seen["denied"] = await decide_in_browser(page, authorize_url(galaxy, seen["denied_client"]), person,
                                                      "deny", seen)
+            await page.goto(f"{galaxy.galaxy_url}/mcp-oauth/connections")  # the person's connected clients
+            seen["connections"] = await page.locator("body").inner_text()
+            mark("Deny, connected clients")
         finally:
             await chromium.close()
 
@@ -423,15 +423,14 @@ def test_a_real_browser_signs_in_on_galaxys_login_page_allows_and_later_denies(g
     owned = rest(galaxy.galaxy_url, f"/api/histories/{seen['history']['id']}", galaxy.api_key)
     assert owned["name"] == "signed in by a browser"  # the demo user's, made through the token
     first, now = seen["first"], storage.tokens
-    assert first.access_token.startswith(rules.ACCESS_PREFIX)
-    assert now.refresh_token != first.refresh_token and now.access_token != first.access_token  # rotated
-    revoked = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/revoke", timeout=60, data={
-        "token": now.refresh_token, "token_type_hint": "refresh_token", "client_id": storage.client_info.client_id})
-    assert revoked.status_code == 200
-    assert mcp_post(galaxy, {"authorization": f"Bearer {now.access_token}"}).status_code == 401
+    assert first.access_token.startswith(rules.ACCESS_PREFIX) and now.access_token != first.access_token
+    assert now.refresh_token != first.refresh_token  # refreshed, and rotated
+    assert revoked_then_refused(galaxy, storage) == (200, 401)
     assert seen["denied"] == {"error": "access_denied", "state": "s-1"}  # no code
-    assert not any(seen["denied_client"] in row for row in grant_rows(galaxy))
-    print(f"\nthe real-browser sign-in: {time.monotonic() - began:.1f} s")
+    assert "Browser agent" in seen["connections"] and "Denied agent" not in seen["connections"]  # no grant
+    phases = ", ".join(f"{phase} {at - before:.1f} s" for (_, before), (phase, at) in
+                       zip([("", began)] + seen["at"], seen["at"]))
+    print(f"\nthe real-browser sign-in: {time.monotonic() - began:.1f} s ({phases}; then the checks)")
 
 
 # --- Kept across restarts (last: it restarts the module's Galaxy) ------------------------------------

@@ -154,7 +154,9 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
         access = AccessLog(galaxy)
 
         _replay_across_workers(galaxy, access, user_key, observed)
+        sign_in_began = time.monotonic()
         observed["sign_in"] = production_sign_in.across_workers(galaxy, PERSON)
+        figures["sign_in_seconds"] = round(time.monotonic() - sign_in_began, 1)
         _wait_for_a_job_of_another_process(galaxy, user_key, observed)
         kill_began = time.monotonic()
         _kill_a_worker_mid_run(galaxy, access, user_key, trickle, observed)

@@ -5,7 +5,8 @@ with the session's CSRF token, as Galaxy's login page posts it); the rest follow
 authorization-code flow with PKCE: ``register``, ``authorize_url``, ``consent_form``, ``allow``,
 ``exchange``; ``signed_in_tokens`` is all of them. ``galaxy`` is anything with ``galaxy_url`` and
 ``mcp_url`` (a ``LaunchedGalaxy``). ``sdk_provider`` is the official MCP SDK client's side
-(``mcp.client.auth.OAuthClientProvider`` with ``MemoryStorage``), whatever plays the browser.
+(``mcp.client.auth.OAuthClientProvider`` with ``MemoryStorage``), whatever plays the browser;
+``sdk_calls`` one MCP session of that client.
 """
 
 import re
@@ -112,3 +113,16 @@ def sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_nam
     metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[REDIRECT], token_endpoint_auth_method="none",
                                    grant_types=["authorization_code", "refresh_token"], response_types=["code"])
     return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
+
+
+async def sdk_calls(galaxy, auth, *tools) -> list:
+    """One MCP session of the official client with OAuth ``auth``: each (tool, arguments)'s structured result."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(auth=auth, timeout=120) as http:
+        async with streamable_http_client(galaxy.mcp_url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                return [(await session.call_tool(tool, arguments)).structured_content for tool, arguments in tools]
