@@ -33,6 +33,8 @@ from galaxy_mcp_analysis.testing.oauth import (
     browser,
     consent_form,
     exchange,
+    answer_at_loopback,
+    decide_in_browser,
     MemoryStorage,
     REDIRECT,
     register,
@@ -346,22 +348,6 @@ def revoked_then_refused(galaxy, storage) -> tuple[int, int]:
 # --- Done when: a real browser on Galaxy's login page, for the official SDK client ------------------
 
 
-async def decide_in_browser(page, url, person, decision, seen) -> dict:
-    """Chromium opens ``url``; sent to Galaxy's login page, it types ``person``'s login there; on the consent page
-    it presses ``decision`` (allow, deny). The query of the redirect to REDIRECT (caught, nothing listens)."""
-    await page.goto(url)
-    if "/login/start" in page.url:
-        seen["login_page"] = page.url
-        await page.locator("#login-form-name").fill(person["email"])
-        await page.locator("#login-form-password").fill(person["password"])
-        await page.get_by_role("button", name="Login", exact=True).click()
-    await page.wait_for_url(re.compile(r"/mcp-oauth/consent\?"))
-    seen.setdefault("consent", await page.locator("body").inner_text())
-    async with page.expect_request(lambda request: request.url.startswith(REDIRECT)) as caught:
-        await page.locator(f"#{decision}").click()
-    return {k: v[0] for k, v in parse_qs(urlsplit((await caught.value).url).query).items()}
-
-
 async def browser_sign_ins(galaxy, person, storage, seen) -> None:
     """One Chromium: the SDK client's sign-in (Allow), its calls, its refresh; then another client denied."""
     from mcp.shared.auth import AuthorizationCodeResult
@@ -374,8 +360,8 @@ async def browser_sign_ins(galaxy, person, storage, seen) -> None:
         try:
             context = await chromium.new_context()
             context.set_default_timeout(UI_TIMEOUT_MS)
-            await context.route(f"{REDIRECT}**", lambda route: route.fulfill(
-                status=200, content_type="text/html", body="<p>Signed in: back to your MCP client.</p>"))
+            await context.route(lambda url: urlsplit(url).path == "/mcp-oauth/consent",
+                                lambda route: answer_at_loopback(route, seen))
             page = await context.new_page()
 
             async def redirect_handler(url):
@@ -416,7 +402,8 @@ def test_a_real_browser_signs_in_on_galaxys_login_page_allows_and_later_denies(g
     assert f"Sign-in on: add {galaxy.mcp_url}" in banner and galaxy.info["oauth_connections_url"] in banner
     asyncio.run(browser_sign_ins(galaxy, person, storage, seen))
     assert urlsplit(seen["login_page"]).path == "/login/start"  # Galaxy's own login page, then back
-    for shown in ("Browser agent", REDIRECT, "galaxy:read", person["email"], "Allow", "Deny"):
+    assert set(seen["first"].scope.split()) == set(rules.SCOPES)  # both granted, each named below
+    for shown in ("Browser agent", REDIRECT, *rules.SCOPES, person["email"], "Allow", "Deny"):
         assert shown in seen["consent"], (shown, seen["consent"])
     assert seen["allowed"]["state"] and "error" not in seen["allowed"]
     assert seen["user"]["email"] == seen["user_after_refresh"]["email"] == person["email"]

@@ -219,8 +219,8 @@ def sign_in_urls(galaxy_url: str) -> dict:
 def sign_in_line(info: dict) -> str:
     if "oauth_connections_url" not in info:
         return ""
-    return (f"Sign-in on: add {info['mcp_url']} to an MCP client by URL (no key; it opens this browser sign-in)\n"
-            f"Connected clients: {info['oauth_connections_url']}\n")
+    return (f"Sign-in on: add {info['mcp_url']} to an MCP client by URL "
+            f"(no key: it opens Galaxy's login in a browser)\nConnected clients: {info['oauth_connections_url']}\n")
 
 
 def toolbox_line(data_dir: Path) -> str:

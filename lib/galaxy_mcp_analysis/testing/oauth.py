@@ -6,7 +6,8 @@ authorization-code flow with PKCE: ``register``, ``authorize_url``, ``consent_fo
 ``exchange``; ``signed_in_tokens`` is all of them. ``galaxy`` is anything with ``galaxy_url`` and
 ``mcp_url`` (a ``LaunchedGalaxy``). ``sdk_provider`` is the official MCP SDK client's side
 (``mcp.client.auth.OAuthClientProvider`` with ``MemoryStorage``), whatever plays the browser;
-``sdk_calls`` one MCP session of that client.
+``sdk_calls`` one MCP session of that client. ``decide_in_browser`` is a real browser's part (a playwright
+page on Galaxy's login and consent pages), ``answer_at_loopback`` its routing of the consent form's answer.
 """
 
 import re
@@ -126,3 +127,36 @@ async def sdk_calls(galaxy, auth, *tools) -> list:
             async with ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 return [(await session.call_tool(tool, arguments)).structured_content for tool, arguments in tools]
+
+
+async def decide_in_browser(page, url, person, decision, seen) -> dict:
+    """Chromium opens ``url``; sent to Galaxy's login page, it types ``person``'s login there; on the consent page
+    it presses ``decision`` (allow, deny). The query of the redirect to REDIRECT (caught by ``answer_at_loopback``)."""
+    await page.goto(url)
+    if "/login/start" in page.url:
+        seen["login_page"] = page.url
+        await page.locator("#login-form-name").fill(person["email"])
+        await page.locator("#login-form-password").fill(person["password"])
+        await page.get_by_role("button", name="Login", exact=True).click()
+    await page.wait_for_url(re.compile(r"/mcp-oauth/consent\?"))
+    seen.setdefault("consent", await page.locator("body").inner_text())
+    await page.locator(f"#{decision}").click()
+    await page.get_by_text(LOOPBACK_PAGE).wait_for()
+    return {k: v[0] for k, v in parse_qs(urlsplit(seen["redirects"][-1]).query).items()}
+
+
+LOOPBACK_PAGE = "Signed in: back to your MCP client."
+
+
+async def answer_at_loopback(route, seen) -> None:
+    """playwright's routing of the consent form's POST: Galaxy's answer is fetched for the browser; its redirect
+    to the loopback REDIRECT is recorded and shown as the page a client's loopback listener shows (routing never
+    sees a redirect's target, and nothing listens at REDIRECT); any other answer reaches the browser as it is."""
+    if route.request.method != "POST":
+        return await route.continue_()
+    response = await route.fetch(max_redirects=0)
+    location = response.headers.get("location", "")
+    if not location.startswith(REDIRECT):
+        return await route.fulfill(response=response)
+    seen.setdefault("redirects", []).append(location)
+    await route.fulfill(status=200, content_type="text/html", body=f"<p>{LOOPBACK_PAGE}</p>")
