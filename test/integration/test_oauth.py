@@ -29,12 +29,12 @@ from galaxy_mcp_analysis.testing import (
 )
 from galaxy_mcp_analysis.testing.oauth import (
     allow,
+    answer_at_loopback,
     authorize_url,
     browser,
     consent_form,
-    exchange,
-    answer_at_loopback,
     decide_in_browser,
+    exchange,
     MemoryStorage,
     REDIRECT,
     register,
@@ -389,13 +389,12 @@ async def browser_sign_ins(galaxy, person, storage, seen) -> None:
             await chromium.close()
 
 
+@pytest.mark.skipif(TEST_DATABASE != "sqlite", reason="a browser test runs in the sqlite pass (doc/testing.md)")
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium here (/usr/bin/chromium): run .ci/install-chromium")
 def test_a_real_browser_signs_in_on_galaxys_login_page_allows_and_later_denies(galaxy):
     """The module's Galaxy is `GALAXY_MCP_ANALYSIS_OAUTH=true make serve` (its launcher, its printed demo login).
     The SDK client hands its authorize URL to Chromium: Galaxy's own login page (the web client's form), the
     consent page, Allow; then tools, a rotated refresh, revocation (401). Deny in the browser issues nothing."""
-    if CHROMIUM is None or TEST_DATABASE != "sqlite":
-        pytest.skip("the browser runs in the sqlite pass (the PostgreSQL pass repeats writes, not the browser)"
-                    if CHROMIUM else "no chromium here (/usr/bin/chromium): run .ci/install-chromium")
     began, storage, seen = time.monotonic(), MemoryStorage(), {}
     person = {"email": galaxy.info["demo_email"], "password": galaxy.info["demo_password"]}
     banner = galaxy.log_text()
