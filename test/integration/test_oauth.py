@@ -1,10 +1,9 @@
-"""OAuth 2.1 sign-in for /api/mcp (issue 40) on a real Galaxy started with GALAXY_MCP_ANALYSIS_OAUTH=true.
+"""OAuth 2.1 sign-in for /api/mcp (issue 40) on `GALAXY_MCP_ANALYSIS_OAUTH=true make serve`'s Galaxy.
 
-One extra Galaxy for the module. The browser's part is played by an HTTP client with a cookie jar:
-Galaxy's own login endpoint (``/user/login`` with the session's CSRF token, what Galaxy's login
-page posts), then the consent page's form. The official SDK client (``mcp.client.auth``) does
-discovery, registration, the code exchange, tool calls and refresh. Every bad input of item 6 is
-a test that fails if anything was issued.
+One extra Galaxy for the module (make serve's launcher, sign-in on). One test signs in with a real
+Chromium on Galaxy's login page for the official SDK client (``mcp.client.auth``); elsewhere the browser's
+part is an HTTP client with a cookie jar (``/user/login`` with the session's CSRF token, what Galaxy's
+login page posts, then the consent form). Every bad input of item 6 is a test that fails if anything was issued.
 """
 
 import asyncio
@@ -21,6 +20,7 @@ from urllib.parse import (
 import httpx
 import pytest
 
+from conftest import TEST_DATABASE
 from galaxy_mcp_analysis.core import oauth as rules
 from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
@@ -29,13 +29,23 @@ from galaxy_mcp_analysis.testing import (
 )
 from galaxy_mcp_analysis.testing.oauth import (
     allow,
+    answer_at_loopback,
     authorize_url,
     browser,
     consent_form,
+    decide_in_browser,
     exchange,
+    MemoryStorage,
     REDIRECT,
     register,
+    sdk_calls,
+    sdk_provider,
     signed_in_tokens,
+)
+from test_web_ui import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    UI_TIMEOUT_MS,
 )
 
 pytestmark = pytest.mark.integration
@@ -292,31 +302,9 @@ def test_a_bad_registration_gets_its_rfc7591_code_and_registers_nothing(galaxy, 
 # --- Done when: the official SDK client end to end ---------------------------------------------------
 
 
-class MemoryStorage:
-    """The SDK client's token storage (``mcp.client.auth.TokenStorage``), in memory."""
-
-    tokens = client_info = None
-
-    async def get_tokens(self):
-        return self.tokens
-
-    async def set_tokens(self, tokens):
-        self.tokens = tokens
-
-    async def get_client_info(self):
-        return self.client_info
-
-    async def set_client_info(self, client_info):
-        self.client_info = client_info
-
-
 def sdk_auth(galaxy, person, storage):
-    """The official client's OAuth provider; its browser logs in through Galaxy and presses Allow."""
-    from mcp.client.auth import OAuthClientProvider
-    from mcp.shared.auth import (
-        AuthorizationCodeResult,
-        OAuthClientMetadata,
-    )
+    """The official client's OAuth provider; its browser (an HTTP client) logs in through Galaxy and presses Allow."""
+    from mcp.shared.auth import AuthorizationCodeResult
 
     answer = {}
 
@@ -331,39 +319,104 @@ def sdk_auth(galaxy, person, storage):
     async def callback_handler():
         return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"))
 
-    metadata = OAuthClientMetadata(client_name="SDK client", redirect_uris=[REDIRECT], token_endpoint_auth_method="none",
-                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"])
-    return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
+    return sdk_provider(galaxy, storage, redirect_handler, callback_handler)
 
 
 def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, people):
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
     storage = MemoryStorage()
     auth = sdk_auth(galaxy, people["alice"], storage)
+    session_calls = lambda: asyncio.run(sdk_calls(galaxy, auth, ("get_user", {})))[0]  # noqa: E731
 
-    async def session_calls():
-        async with httpx2.AsyncClient(auth=auth, timeout=120) as http:
-            async with streamable_http_client(galaxy.mcp_url, http_client=http) as streams:
-                async with ClientSession(streams[0], streams[1]) as session:
-                    await session.initialize()
-                    result = await session.call_tool("get_user", {})
-                    return result.structured_content
-
-    assert asyncio.run(session_calls())["email"] == "alice@example.org"  # discovery, registration, sign-in
+    assert session_calls()["email"] == "alice@example.org"  # discovery, registration, sign-in
     first = storage.tokens
     assert first.access_token.startswith(rules.ACCESS_PREFIX) and storage.client_info.client_id
     auth.context.token_expiry_time = time.time() - 1  # an hour later, as the client sees it
-    assert asyncio.run(session_calls())["email"] == "alice@example.org"
+    assert session_calls()["email"] == "alice@example.org"
     assert storage.tokens.refresh_token != first.refresh_token  # refreshed, and rotated
     assert storage.tokens.access_token != first.access_token
+    assert revoked_then_refused(galaxy, storage) == (200, 401)
+
+
+def revoked_then_refused(galaxy, storage) -> tuple[int, int]:
+    """RFC 7009 revocation of the SDK client's refresh token (its grant), then its access token on /api/mcp."""
     revoked = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/revoke", timeout=60, data={
         "token": storage.tokens.refresh_token, "token_type_hint": "refresh_token",
         "client_id": storage.client_info.client_id})
-    assert revoked.status_code == 200
-    assert mcp_post(galaxy, {"authorization": f"Bearer {storage.tokens.access_token}"}).status_code == 401
+    return revoked.status_code, mcp_post(galaxy, {"authorization": f"Bearer {storage.tokens.access_token}"}).status_code
+
+
+# --- Done when: a real browser on Galaxy's login page, for the official SDK client ------------------
+
+
+async def browser_sign_ins(galaxy, person, storage, seen) -> None:
+    """One Chromium: the SDK client's sign-in (Allow), its calls, its refresh; then another client denied."""
+    from mcp.shared.auth import AuthorizationCodeResult
+    from playwright.async_api import async_playwright
+
+    mark = lambda phase: seen.setdefault("at", []).append((phase, time.monotonic()))  # noqa: E731
+    async with async_playwright() as driver:
+        chromium = await driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        mark("chromium started")
+        try:
+            context = await chromium.new_context()
+            context.set_default_timeout(UI_TIMEOUT_MS)
+            await context.route(lambda url: urlsplit(url).path == "/mcp-oauth/consent",
+                                lambda route: answer_at_loopback(route, seen))
+            page = await context.new_page()
+
+            async def redirect_handler(url):
+                mark("discovery and registration")
+                seen["allowed"] = await decide_in_browser(page, url, person, "allow", seen)
+                mark("login page, consent, Allow")
+
+            async def callback_handler():
+                return AuthorizationCodeResult(code=seen["allowed"]["code"], state=seen["allowed"]["state"])
+
+            auth = sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_name="Browser agent")
+            seen["user"], seen["history"] = await sdk_calls(galaxy, auth, ("get_user", {}),
+                                                            ("create_history", {"name": "signed in by a browser"}))
+            seen["first"] = storage.tokens
+            auth.context.token_expiry_time = time.time() - 1  # an hour later, as the client sees it
+            seen["user_after_refresh"], = await sdk_calls(galaxy, auth, ("get_user", {}))
+            mark("token exchange, calls, refresh")
+            seen["denied_client"] = register(galaxy, client_name="Denied agent").json()["client_id"]
+            seen["denied"] = await decide_in_browser(page, authorize_url(galaxy, seen["denied_client"]), person,
+                                                     "deny", seen)
+            await page.goto(f"{galaxy.galaxy_url}/mcp-oauth/connections")  # the person's connected clients
+            seen["connections"] = await page.locator("body").inner_text()
+            mark("Deny, connected clients")
+        finally:
+            await chromium.close()
+
+
+@pytest.mark.skipif(TEST_DATABASE != "sqlite", reason="a browser test runs in the sqlite pass (doc/testing.md)")
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium here (/usr/bin/chromium): run .ci/install-chromium")
+def test_a_real_browser_signs_in_on_galaxys_login_page_allows_and_later_denies(galaxy):
+    """The module's Galaxy is `GALAXY_MCP_ANALYSIS_OAUTH=true make serve` (its launcher, its printed demo login).
+    The SDK client hands its authorize URL to Chromium: Galaxy's own login page (the web client's form), the
+    consent page, Allow; then tools, a rotated refresh, revocation (401). Deny in the browser issues nothing."""
+    began, storage, seen = time.monotonic(), MemoryStorage(), {}
+    person = {"email": galaxy.info["demo_email"], "password": galaxy.info["demo_password"]}
+    banner = galaxy.log_text()
+    assert f"Sign-in on: add {galaxy.mcp_url}" in banner and galaxy.info["oauth_connections_url"] in banner
+    asyncio.run(browser_sign_ins(galaxy, person, storage, seen))
+    assert urlsplit(seen["login_page"]).path == "/login/start"  # Galaxy's own login page, then back
+    assert set(seen["first"].scope.split()) == set(rules.SCOPES)  # both granted, each named below
+    for shown in ("Browser agent", REDIRECT, *rules.SCOPES, person["email"], "Allow", "Deny"):
+        assert shown in seen["consent"], (shown, seen["consent"])
+    assert seen["allowed"]["state"] and "error" not in seen["allowed"]
+    assert seen["user"]["email"] == seen["user_after_refresh"]["email"] == person["email"]
+    owned = rest(galaxy.galaxy_url, f"/api/histories/{seen['history']['id']}", galaxy.api_key)
+    assert owned["name"] == "signed in by a browser"  # the demo user's, made through the token
+    first, now = seen["first"], storage.tokens
+    assert first.access_token.startswith(rules.ACCESS_PREFIX) and now.access_token != first.access_token
+    assert now.refresh_token != first.refresh_token  # refreshed, and rotated
+    assert revoked_then_refused(galaxy, storage) == (200, 401)
+    assert seen["denied"] == {"error": "access_denied", "state": "s-1"}  # no code
+    assert "Browser agent" in seen["connections"] and "Denied agent" not in seen["connections"]  # no grant
+    phases = ", ".join(f"{phase} {at - before:.1f} s" for (_, before), (phase, at) in
+                       zip([("", began)] + seen["at"], seen["at"]))
+    print(f"\nthe real-browser sign-in: {time.monotonic() - began:.1f} s ({phases}; then the checks)")
 
 
 # --- Kept across restarts (last: it restarts the module's Galaxy) ------------------------------------

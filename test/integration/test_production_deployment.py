@@ -15,7 +15,10 @@ patch set's worker class (the galaxy.yml's only patch-set line), 2 job handler p
   half-created, nothing is lost, and the next calls succeed;
 - ``galaxyctl restart`` (every process new) keeps users, keys, datasets, collections and pages;
 - ``galaxyctl stop`` leaves no process of the deployment (checked by PID and by session);
-- after the restart, the admin's ``galaxy-mcp-analysis selftest`` passes as a new user and leaves nothing.
+- after the restart, the admin's ``galaxy-mcp-analysis selftest`` passes as a new user and leaves nothing;
+- sign-in (OAuth 2.1) is on (so every API key goes in the x-api-key header): a token issued by one worker
+  works on the other, is refreshed (rotated) there, and works after the restart; a revocation on one
+  worker holds on the other at once (production_sign_in.py).
 
 PostgreSQL pass only (GALAXY_MCP_ANALYSIS_TEST_DATABASE=postgresql, as CI's second pass); the
 Redis server comes from .ci/install-redis. Figures are printed and kept as junit properties.
@@ -48,6 +51,7 @@ from galaxy_mcp_analysis.testing.audit import (
 )
 from galaxy_mcp_analysis.testing.gravity import GravityGalaxy
 from galaxy_mcp_analysis.testing.redis_server import RedisServer
+import production_sign_in
 from replay_transcript import Transcript
 from test_field_report_replay import replay
 from test_gunicorn import MCP_ACCESS
@@ -70,6 +74,8 @@ ACTIVE_LINE = re.compile(r"galaxy-mcp-analysis \S+ active on Galaxy")
 #: Celery task success lines (celery's worker log at INFO).
 CELERY_SUCCEEDED = re.compile(r"Task (galaxy\.[\w.]+)\[[^\]]+\] succeeded")
 UPLOAD_TOOL = "__DATA_FETCH__"
+#: The test user's login (testing.create_user's password), for the sign-in through Galaxy's login.
+PERSON = {"email": "production@example.org", "password": "password-production"}
 
 
 class Trickle(RestartTrickle):
@@ -134,7 +140,7 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
     production_dir = tmp_path_factory.mktemp("production")
     audit_log = production_dir / "audit.jsonl"
     galaxy = GravityGalaxy(production_dir / "galaxy", database_url=postgres.create_database("production"),
-                           broker_url=redis.url, env={"GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
+                           broker_url=redis.url, env={"GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log), "GALAXY_MCP_ANALYSIS_OAUTH": "true"})
     observed["galaxy"] = galaxy
     try:
         started = time.monotonic()
@@ -148,6 +154,9 @@ def deployment(tmp_path_factory, postgres, record_testsuite_property):
         access = AccessLog(galaxy)
 
         _replay_across_workers(galaxy, access, user_key, observed)
+        sign_in_began = time.monotonic()
+        observed["sign_in"] = production_sign_in.across_workers(galaxy, PERSON)
+        figures["sign_in_seconds"] = round(time.monotonic() - sign_in_began, 1)
         _wait_for_a_job_of_another_process(galaxy, user_key, observed)
         kill_began = time.monotonic()
         _kill_a_worker_mid_run(galaxy, access, user_key, trickle, observed)
@@ -185,7 +194,7 @@ def _replay_across_workers(galaxy, access, user_key, observed):
     """The field report's analysis, every request on a new connection (either worker may answer)."""
     access.mark()
     began = time.monotonic()
-    client = McpClient(galaxy.mcp_url, headers={"connection": "close"})
+    client = McpClient(galaxy.mcp_url, headers={"connection": "close", "x-api-key": user_key})
     try:
         transcript = Transcript(client, user_key)
         replay(transcript)
@@ -211,7 +220,7 @@ def _replay_across_workers(galaxy, access, user_key, observed):
 
 def _wait_for_a_job_of_another_process(galaxy, user_key, observed):
     """A tool job queued and at once waited for: the handler process runs it, the web worker's wait sees it end."""
-    with McpClient(galaxy.mcp_url) as client:
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": user_key}) as client:
         history_id = client.call_ok("create_history", name="wait across processes", api_key=user_key)["id"]
         pasted = client.call_ok("create_dataset_from_text", history_id=history_id, content="b\na\n",
                                 file_type="txt", api_key=user_key)
@@ -229,10 +238,10 @@ def _wait_for_a_job_of_another_process(galaxy, user_key, observed):
     observed["figures"]["wait_lag_seconds"] = round((returned - finished).total_seconds(), 2)
 
 
-def _bind(galaxy, access, want_pid=None, tries=40):
+def _bind(galaxy, access, headers, want_pid=None, tries=40):
     """A new client whose keep-alive connection is served by ``want_pid`` (any worker when None)."""
     for _ in range(tries):
-        client = McpClient(galaxy.mcp_url)
+        client = McpClient(galaxy.mcp_url, headers=headers)
         pid = access.worker_of_next_call(client.list_tools)
         if want_pid is None or pid == want_pid:
             return client, pid
@@ -244,7 +253,7 @@ def _kill_a_worker_mid_run(galaxy, access, user_key, trickle, observed):
     kill: dict = {}
     observed["kill"] = kill
     url = f"http://127.0.0.1:{trickle.server_address[1]}/slow.txt"
-    with McpClient(galaxy.mcp_url) as setup:
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": user_key}) as setup:
         history_id = setup.call_ok("create_history", name="worker killed mid-run", api_key=user_key)["id"]
         pasted = [setup.call_ok("create_dataset_from_text", history_id=history_id, content=f"element {i}\n",
                                 name=f"element {i}", file_type="txt", api_key=user_key)["dataset_id"]
@@ -256,8 +265,8 @@ def _kill_a_worker_mid_run(galaxy, access, user_key, trickle, observed):
         kill["page_before"] = setup.call_ok("get_page", page_id=observed["replay"]["page_id"], api_key=user_key)
     elements = [{"name": f"e{i}", "src": "hda", "id": dataset_id} for i, dataset_id in enumerate(pasted)]
 
-    waiter, victim = _bind(galaxy, access)
-    creator, _ = _bind(galaxy, access, want_pid=victim)
+    waiter, victim = _bind(galaxy, access, {"x-api-key": user_key})
+    creator, _ = _bind(galaxy, access, {"x-api-key": user_key}, want_pid=victim)
     kill["victim"] = victim
     outcome: dict = {"created": []}
 
@@ -325,7 +334,7 @@ def _kill_a_worker_mid_run(galaxy, access, user_key, trickle, observed):
     galaxy.wait_until_ready()
     Trickle.stop.set()  # the stalled upload ends (short of its promised length)
 
-    with McpClient(galaxy.mcp_url, headers={"connection": "close"}) as after:
+    with McpClient(galaxy.mcp_url, headers={"connection": "close", "x-api-key": user_key}) as after:
         contents = after.call_ok("get_history_contents", history_id=history_id, limit=500,
                                  api_key=user_key)["contents"]
         kill["collections"] = {
@@ -362,7 +371,8 @@ def _restart(galaxy, user_key, observed):
     observed["figures"]["restart_seconds"] = round(time.monotonic() - began, 1)
     restart["pids_after"] = {name: info["pid"] for name, info in galaxy.programs().items()}
     restart["states_after"] = {name: info["statename"] for name, info in galaxy.programs().items()}
-    with McpClient(galaxy.mcp_url, headers={"connection": "close"}) as client:
+    restart["sign_in"] = production_sign_in.after_restart(galaxy, observed["sign_in"]["kept"])
+    with McpClient(galaxy.mcp_url, headers={"connection": "close", "x-api-key": user_key}) as client:
         restart["user"] = client.call_ok("connect", api_key=user_key)["user"]["username"]
         restart["state"] = history_state(client, observed["replay"]["history_id"], user_key)
         restart["page"] = client.call_ok("get_page", page_id=observed["replay"]["page_id"], api_key=user_key)
@@ -496,3 +506,31 @@ def test_the_admins_selftest_passes_and_leaves_nothing(deployment):
     outcome = deployment.get("selftest")
     assert isinstance(outcome, dict), f"selftest: {str(outcome)[-3000:]}"
     assert outcome["steps"] >= 30
+
+
+def test_a_token_issued_on_one_worker_is_used_and_refreshed_on_the_other(deployment):
+    seen = deployment["sign_in"]
+    first, second = seen["workers"]
+    assert first != second and {first, second} == set(deployment["workers_at_start"])
+    assert seen["issued_on"] == first and seen["used_on"] == (second, 200)
+    assert seen["refreshed_on"] == second and seen["rotated"][0] == 200 and seen["rotation"] == (True, True)
+    assert seen["rotated_used_on"] == (first, 200)
+
+
+def test_a_revocation_on_one_worker_holds_on_the_other_at_once(deployment):
+    seen = deployment["sign_in"]
+    first, second = seen["workers"]
+    assert seen["before_revocation"] == (second, 200)
+    assert (seen["revoked_on"], seen["revocation_status"]) == (first, 200)
+    assert seen["after_revocation"] == (second, 401)
+
+
+def test_the_access_and_refresh_token_outlive_galaxyctl_restart(deployment):
+    after, kept = deployment["restart"]["sign_in"], deployment["sign_in"]["kept"]
+    assert not set(after["workers"]) & set(deployment["workers_at_start"])  # new workers answered
+    assert after["access"][1] == 200 and after["access"][0] in after["workers"]
+    status, rotated = after["refresh"]
+    assert status == 200 and rotated["refresh_token"] != kept["refresh_token"], rotated
+    assert after["refreshed_access"][1] == 200
+    logged = json.dumps(deployment["audited"]) + "".join(deployment["logs"].values())
+    assert kept["access_token"] not in logged and kept["refresh_token"] not in logged

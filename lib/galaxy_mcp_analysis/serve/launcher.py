@@ -188,6 +188,7 @@ def announce(data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_pa
         **{f"{role}_{field}": value for role, (_, email) in LOGINS.items()
            for field, value in (("email", email), ("password", stored[f"{role}_password"]))},
     }
+    info.update(sign_in_urls(galaxy_url))
     target = data_dir / "server.json"
     partial = target.with_suffix(".json.tmp")
     partial.write_text(json.dumps(info, indent=2))
@@ -197,9 +198,29 @@ def announce(data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_pa
         f"\nGalaxy {galaxy_url}  (web UI: log in with a login below)\nMCP    {info['mcp_url']}\nAPI key {api_key}\n"
         f"Login  {info['demo_email']} / {info['demo_password']}  (the demo user, whose API key is above)\n"
         f"Admin  {info['admin_email']} / {info['admin_password']}\n(also in {target}; Ctrl-C stops)\n"
-        f"{toolbox_line(data_dir)}\n",
+        f"{toolbox_line(data_dir)}\n{sign_in_line(info)}",
         flush=True,
     )
+
+
+def sign_in_urls(galaxy_url: str) -> dict:
+    """With sign-in switched on (``GALAXY_MCP_ANALYSIS_OAUTH=true make serve``), the page where a person sees
+    and revokes their connected MCP clients; asked of the running server (it answers its OAuth metadata)."""
+    from galaxy_mcp_analysis.oauth.routes import PATHS
+
+    try:
+        with urllib.request.urlopen(f"{galaxy_url}/.well-known/oauth-authorization-server", timeout=30) as response:
+            json.loads(response.read())
+    except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError):
+        return {}
+    return {"oauth_connections_url": f"{galaxy_url}{PATHS['connections']}"}
+
+
+def sign_in_line(info: dict) -> str:
+    if "oauth_connections_url" not in info:
+        return ""
+    return (f"Sign-in on: add {info['mcp_url']} to an MCP client by URL "
+            f"(no key: it opens Galaxy's login in a browser)\nConnected clients: {info['oauth_connections_url']}\n")
 
 
 def toolbox_line(data_dir: Path) -> str:

@@ -4,7 +4,10 @@
 with the session's CSRF token, as Galaxy's login page posts it); the rest follow one
 authorization-code flow with PKCE: ``register``, ``authorize_url``, ``consent_form``, ``allow``,
 ``exchange``; ``signed_in_tokens`` is all of them. ``galaxy`` is anything with ``galaxy_url`` and
-``mcp_url`` (a ``LaunchedGalaxy``).
+``mcp_url`` (a ``LaunchedGalaxy``). ``sdk_provider`` is the official MCP SDK client's side
+(``mcp.client.auth.OAuthClientProvider`` with ``MemoryStorage``), whatever plays the browser;
+``sdk_calls`` one MCP session of that client. ``decide_in_browser`` is a real browser's part (a playwright
+page on Galaxy's login and consent pages), ``answer_at_loopback`` its routing of the consent form's answer.
 """
 
 import re
@@ -67,17 +70,93 @@ def allow(client: httpx.Client, fields: dict, decision="allow") -> dict:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
 
 
-def exchange(galaxy, client_id, code, verifier=VERIFIER) -> httpx.Response:
-    return httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
+def exchange(galaxy, client_id, code, verifier=VERIFIER, http=httpx) -> httpx.Response:
+    """The code's token request (``http``: an ``httpx.Client`` holding one connection, or a new one)."""
+    return http.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
         "grant_type": "authorization_code", "code": code, "code_verifier": verifier, "client_id": client_id,
         "redirect_uri": REDIRECT})
 
 
-def signed_in_tokens(galaxy, person, scope=None) -> tuple[str, dict]:
+def signed_in_tokens(galaxy, person, scope=None, http=httpx) -> tuple[str, dict]:
     client_id = register(galaxy).json()["client_id"]
     with browser(galaxy, person) as client:
         _, fields = consent_form(client, authorize_url(galaxy, client_id, scope=scope))
         code = allow(client, fields)["code"]
-    issued = exchange(galaxy, client_id, code)
+    issued = exchange(galaxy, client_id, code, http=http)
     assert issued.status_code == 200, issued.text
     return client_id, issued.json()
+
+
+class MemoryStorage:
+    """The SDK client's token storage (``mcp.client.auth.TokenStorage``), in memory."""
+
+    tokens = client_info = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client_info
+
+    async def set_client_info(self, client_info):
+        self.client_info = client_info
+
+
+def sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_name="SDK client"):
+    """The official SDK client's OAuth provider (discovery, registration, code exchange, refresh):
+    ``redirect_handler(url)`` plays the browser, ``callback_handler()`` returns what came back to REDIRECT."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientMetadata
+
+    metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[REDIRECT], token_endpoint_auth_method="none",
+                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"])
+    return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
+
+
+async def sdk_calls(galaxy, auth, *tools) -> list:
+    """One MCP session of the official client with OAuth ``auth``: each (tool, arguments)'s structured result."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(auth=auth, timeout=120) as http:
+        async with streamable_http_client(galaxy.mcp_url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                return [(await session.call_tool(tool, arguments)).structured_content for tool, arguments in tools]
+
+
+async def decide_in_browser(page, url, person, decision, seen) -> dict:
+    """Chromium opens ``url``; sent to Galaxy's login page, it types ``person``'s login there; on the consent page
+    it presses ``decision`` (allow, deny). The query of the redirect to REDIRECT (caught by ``answer_at_loopback``)."""
+    await page.goto(url)
+    if "/login/start" in page.url:
+        seen["login_page"] = page.url
+        await page.locator("#login-form-name").fill(person["email"])
+        await page.locator("#login-form-password").fill(person["password"])
+        await page.get_by_role("button", name="Login", exact=True).click()
+    await page.wait_for_url(re.compile(r"/mcp-oauth/consent\?"))
+    seen.setdefault("consent", await page.locator("body").inner_text())
+    await page.locator(f"#{decision}").click()
+    await page.get_by_text(LOOPBACK_PAGE).wait_for()
+    return {k: v[0] for k, v in parse_qs(urlsplit(seen["redirects"][-1]).query).items()}
+
+
+LOOPBACK_PAGE = "Signed in: back to your MCP client."
+
+
+async def answer_at_loopback(route, seen) -> None:
+    """playwright's routing of the consent form's POST: Galaxy's answer is fetched for the browser; its redirect
+    to the loopback REDIRECT is recorded and shown as the page a client's loopback listener shows (routing never
+    sees a redirect's target, and nothing listens at REDIRECT); any other answer reaches the browser as it is."""
+    if route.request.method != "POST":
+        return await route.continue_()
+    response = await route.fetch(max_redirects=0)
+    location = response.headers.get("location", "")
+    if not location.startswith(REDIRECT):
+        return await route.fulfill(response=response)
+    seen.setdefault("redirects", []).append(location)
+    await route.fulfill(status=200, content_type="text/html", body=f"<p>{LOOPBACK_PAGE}</p>")
