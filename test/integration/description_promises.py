@@ -271,7 +271,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[{name, dataset_id, state, message?}] and failed_outputs",
          "test_waits_and_failures.py::"
          "test_an_upload_whose_dataset_failed_shows_the_datasets_own_error_and_refuses_a_datatype_change"),
-        ("repair? (a call that fixes it)",
+        ("repair? (a call that can fix it; it says when it cannot)",
          "test_debugging_signals.py::test_every_call_a_hint_names_for_the_broken_history_is_accepted"),
         ("command_line where Galaxy shows it", "test_jobs.py::test_command_line_only_where_galaxy_shows_it"),
         ("Long logs keep head and tail", "test_jobs.py::test_a_long_log_keeps_its_head_and_tail_within_max_bytes"),
@@ -351,7 +351,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[NOT_FOUND] unknown job or tool", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
     ],
     "rerun_job": [
-        ("[CONFLICT] replace_outputs on an unfinished job, or one whose outputs jobs read",
+        ("[CONFLICT] replace_outputs on an unfinished job, or one whose outputs finished jobs read",
          "test_managing.py::test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it"),
         ("[VALIDATION_ERROR] changes that do not fit, an upload",
          "test_debugging_signals.py::test_a_failed_upload_is_repaired_by_uploading_its_recorded_content_again"),
@@ -363,11 +363,11 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_managing.py::test_rerun_with_one_change"),
         ("new outputs take the old ones' hid, name, visibility; old hidden",
          "test_managing.py::test_replace_outputs_puts_the_fix_where_the_failed_output_was"),
-        ("resumed_jobs (rewires paused jobs: destructive)",
+        ("resumed_jobs (paused jobs rewired onto the new outputs)",
          "test_managing.py::test_replace_outputs_reruns_a_failed_job_into_the_paused_jobs_waiting_on_it"),
         ("[VALIDATION_ERROR] changes that do not fit",
          "test_managing.py::test_a_change_that_does_not_fit_the_recorded_inputs_is_refused"),
-        ("or one whose outputs jobs read",
+        ("or one whose outputs finished jobs read (paused ones resume)",
          "test_waits_and_failures.py::test_a_flagged_job_whose_output_was_read_is_told_to_rerun_beside_it"),
     ],
     "cancel_job": [

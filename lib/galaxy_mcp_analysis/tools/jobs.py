@@ -39,7 +39,7 @@ def get_job_errors(
     evidence? {exit_code, tool_stderr_bytes, job_messages, input_sizes}, suspected_silent_failure
     (ok job that wrote stderr or warned, a required output 0 bytes; empty alone is no failure), outputs
     [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job),
-    repair? (a call that fixes it) or replaced_by (the job that took its outputs' places: nothing left
+    repair? (a call that can fix it; it says when it cannot) or replaced_by (the job that took its outputs' places: nothing left
     to do), command_line where Galaxy shows it. Long logs keep head and tail.
     Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
     Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown

@@ -77,10 +77,10 @@ def rerun_job(
 
     A new conditional selector drops the old branch. Returns run_tool's result plus rerun_of; with
     replace_outputs, replaced (new outputs take the old ones' hid, name, visibility; old hidden),
-    resumed_jobs (rewires paused jobs: destructive).
+    resumed_jobs (paused jobs rewired onto the new outputs).
     Example: rerun_job(job_id="...", changes={"columnList": "c1,c2"}).
     Errors (nothing runs): [VALIDATION_ERROR] changes that do not fit, an upload; [CONFLICT] replace_outputs
-    on an unfinished job, or one whose outputs jobs read; [AUTHORIZATION_ERROR] not yours.
+    on an unfinished job, or one whose outputs finished jobs read (paused ones resume); [AUTHORIZATION_ERROR] not yours.
     Next: wait_for_jobs(job_ids).
     """
     return ops.rerun_job(job_id, changes=changes, history_id=history_id, replace_outputs=replace_outputs)
