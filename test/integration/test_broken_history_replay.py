@@ -166,11 +166,13 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
     # A survey after the fix: each replaced job names the job that took its places and offers no second repair.
     after = t.ok("wait_for_jobs", history_id=history, timeout_seconds=0, since_seconds=3600, show=None)
     jobs = {entry["job_id"]: entry for entry in after["recently_finished"]}
-    for what in ("cut", "grep"):  # the flagged ones (the wrong column was never flagged: nothing invited a rerun)
+    for what in ("cut", "grep", "wrong"):  # the wrong column too, never flagged: its stale result must not look current
         entry = jobs[made[what][0]]
         assert entry.get("replaced_by") in new_jobs and "repair" not in entry, entry
-    assert "replaced_by" not in jobs[made["bam"][0]] and "only its owner" in jobs[made["bam"][0]]["repair"]
+    bam = jobs[made["bam"][0]]
+    assert "replaced_by" not in bam and "only its owner" in bam["repair"], bam
+    assert (bam["state"], bam["failed_outputs"]) == ("ok", [made["bam"][1]]), bam  # the ok job's failed output, said
     # The job list agrees (read outside the transcript: a check, not a step of the debugging).
     rows = t.client.call("list_jobs", {"history_id": history, "limit": 100, "api_key": t.api_key}).structured_content
     replaced = {row["job_id"]: row.get("replaced_by") for row in rows["jobs"]}
-    assert all(replaced[made[what][0]] in new_jobs for what in ("cut", "grep")), replaced
+    assert all(replaced[made[what][0]] in new_jobs for what in ("cut", "grep", "wrong")), replaced

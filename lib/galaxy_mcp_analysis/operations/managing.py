@@ -46,6 +46,7 @@ from galaxy_mcp_analysis.operations.item_updates import still_uploading
 from galaxy_mcp_analysis.operations.jobs.reruns import (
     FAILED_JOB_STATES,
     FAILED_OUTPUT_STATES,
+    hidden_outputs,
 )
 from galaxy_mcp_analysis.operations.lookup import problem_line
 
@@ -134,9 +135,9 @@ class ManagingRuns:
             "failed_outputs": [encode(output.dataset.id) for output in job.output_datasets
                                if output.dataset is not None and output.dataset.state in FAILED_OUTPUT_STATES],
         }
-        if row["suspected_silent_failure"] or row["failed_outputs"] or job.state in FAILED_JOB_STATES:
-            if replacer := self.replaced_by(job):
-                row["replaced_by"] = replacer
+        flagged = row["suspected_silent_failure"] or row["failed_outputs"] or job.state in FAILED_JOB_STATES
+        if (flagged or hidden_outputs(job)) and (replacer := self.replaced_by(job)):
+            row["replaced_by"] = replacer
         return row
 
     def job_outputs(self, job: Job) -> list[dict[str, Any]]:

@@ -40,7 +40,8 @@ def list_jobs(
 
     Example: list_jobs(history_id="...", state="error").
     Errors: [VALIDATION_ERROR] unknown state, bad limit/offset; [AUTHORIZATION_ERROR] history not readable.
-    Next: get_job_errors(job_id); get_job_parameters(job_id).
+    Next: get_job_errors(job_id); get_job_parameters(job_id); wait_for_jobs(history_id=...,
+    timeout_seconds=0) lists a history's jobs with empty_outputs, evidence and repair in one call.
     """
     return ops.list_jobs(history_id=history_id, state=state, tool_id=tool_id, limit=limit, offset=offset)
 

@@ -310,6 +310,13 @@ class JobReruns:
         )
 
 
+def hidden_outputs(job: Job) -> bool:
+    """Whether any output is hidden: a replaced output is, so only then is ``replaced_by`` worth a query for a
+    job nothing flagged (an ok job whose wrong result was replaced where it was)."""
+    return any(association.dataset is not None and not association.dataset.visible
+               for association in job.output_datasets)
+
+
 def upload_repair(job: Job, tool, encode_id) -> str:
     """The upload again, with what the job recorded: Galaxy does not rerun an upload (``rerunnable: false``)."""
     history = encode_id(job.history_id)

@@ -34,7 +34,10 @@ from galaxy_mcp_analysis.core.waiting import (
     wait_budget,
 )
 from galaxy_mcp_analysis.operations.jobs.failures import verdict_fields
-from galaxy_mcp_analysis.operations.jobs.reruns import FAILED_OUTPUT_STATES
+from galaxy_mcp_analysis.operations.jobs.reruns import (
+    FAILED_OUTPUT_STATES,
+    hidden_outputs,
+)
 
 #: States a wait ends on: Galaxy's Job.is_terminal states, plus "failed" (a job Galaxy could not start).
 WAIT_ENDS = frozenset({"ok", "error", "deleted", "skipped", "paused", "stopped", "failed"})
@@ -243,11 +246,14 @@ class JobWaiting:
                 entry.update(verdict_fields(verdict))
         elif state == "paused":  # finished for a wait, but not done: say why and what resumes it
             entry.update(self._pause_of(row))
-        failed_output = state == "ok" and any(
-            a.dataset is not None and a.dataset.state in FAILED_OUTPUT_STATES for a in row.output_datasets
-        )  # an output can fail after its job ended ok (an upload's datatype check)
-        if entry["suspected_silent_failure"] or failed_output or state in ("error", "failed"):
+        failed_outputs = [self.trans.security.encode_id(a.dataset.id) for a in row.output_datasets
+                          if state == "ok" and a.dataset is not None and a.dataset.state in FAILED_OUTPUT_STATES]
+        if failed_outputs:  # an output can fail after its job ended ok (an upload's datatype check)
+            entry["failed_outputs"] = failed_outputs
+        if entry["suspected_silent_failure"] or failed_outputs or state in ("error", "failed"):
             entry.update(self.remedy(row))
+        elif hidden_outputs(row) and (replacer := self.replaced_by(row)):  # an ok result replaced where it was
+            entry["replaced_by"] = replacer
         return entry
 
     def _pause_of(self, job: Job) -> dict[str, Any]:
