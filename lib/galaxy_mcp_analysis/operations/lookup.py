@@ -58,6 +58,11 @@ class Lookup:
         #: Datasets ``datasets`` found readable in this call: a later ``dataset`` of the same id (the
         #: preflight's type check after run_tool's reference check) answers without asking Galaxy again.
         self._readable: dict[int, HistoryDatasetAssociation] = {}
+        #: Every item ``item`` found, held for the call: SQLAlchemy's session keeps objects only while
+        #: something references them, so Galaxy's own code later in the call (a workflow invocation's
+        #: ``session.get`` of each input, its access check on the loaded dataset) finds them there instead
+        #: of loading them again.
+        self._held: list[Any] = []
 
     # ---- ids ----
 
@@ -221,14 +226,17 @@ class Lookup:
     def item(self, src: str, item_id: str, *, own: bool = False, **wording: Any):
         """The item a ``{"src", "id"}`` reference names: ``hda``, ``hdca`` or ``ldda`` (read only)."""
         if src == "hda":
-            return self.dataset(item_id, own=own, **wording)
-        if src == "hdca":
-            return self.collection(item_id, own=own, **wording)
-        if src == "ldda" and not own:
-            return self.library_dataset(item_id, **wording)
-        raise AnalysisError(
-            ErrorCode.VALIDATION_ERROR, f"src {src!r} names no history item here.", "Use src 'hda' or 'hdca'."
-        )
+            found = self.dataset(item_id, own=own, **wording)
+        elif src == "hdca":
+            found = self.collection(item_id, own=own, **wording)
+        elif src == "ldda" and not own:
+            found = self.library_dataset(item_id, **wording)
+        else:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR, f"src {src!r} names no history item here.", "Use src 'hda' or 'hdca'."
+            )
+        self._held.append(found)
+        return found
 
     # ---- tools ----
 

@@ -34,6 +34,7 @@ from galaxy_mcp_analysis.operations.workflows.common import (
     _ordered_steps,
     _step_ref,
 )
+from galaxy_mcp_analysis.operations.workflows.loaded_workflow import service_with_loaded_workflow
 
 
 class WorkflowPreflight:
@@ -86,6 +87,8 @@ class WorkflowPreflight:
                 suggestion="Fix every path listed and call again; check_workflow_inputs checks without invoking, "
                 "get_workflow_input_schema shows labels, accepted types and step parameters.",
             )
+        # Galaxy's service looks the workflow up again by id; for this call it is handed the one checked above.
+        self._workflows_service = service_with_loaded_workflow(self.workflows_service, self.trans, stored)
         try:
             result = super().invoke_workflow(
                 workflow_id, history_id, plan["galaxy_inputs"], plan["galaxy_parameters"], history_name
