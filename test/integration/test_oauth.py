@@ -464,5 +464,6 @@ def test_a_lifetime_out_of_bounds_stops_start_up_in_one_line():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
                             env={**os.environ, "GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS": "5"})
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines()[-1] == ("galaxy-mcp-analysis refuses to start Galaxy: "
-                                     "GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS='5' must be from 10 to 86400 (seconds).")
+    assert result.stderr.strip().splitlines()[-1] == (
+        "galaxy-mcp-analysis refuses to start Galaxy: "
+        "GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS='5' must be from 10 to 86400 (seconds).")

@@ -66,7 +66,8 @@ def test_purge_removes_what_can_never_be_used_and_keeps_what_still_can(tmp_path)
     live_client, live = signed_in(server)  # stays usable
     rotated = token(server, live_client, grant_type="refresh_token", refresh_token=live["refresh_token"]).json()
     revoked_client, revoked = signed_in(server)
-    assert server.post("/mcp-oauth/revoke", data={"client_id": revoked_client, "token": revoked["access_token"]}).status_code == 200
+    revocation = server.post("/mcp-oauth/revoke", data={"client_id": revoked_client, "token": revoked["access_token"]})
+    assert revocation.status_code == 200
     _, stale = signed_in(server)  # every token of it expired: a grant nobody can use again
     abandoned_client = register(server)
     allowed_code(server, abandoned_client)  # Allow pressed, the code never exchanged

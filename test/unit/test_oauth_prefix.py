@@ -26,7 +26,8 @@ PUBLIC = BASE + PREFIX
 def test_every_published_url_carries_the_prefix(tmp_path):
     server = make_server(tmp_path, prefix=PREFIX)
     # the host-root URL a client derives (RFC 8414 §3), which the proxy forwards to Galaxy's prefix
-    assert rules.well_known_url(PUBLIC, "oauth-authorization-server") == f"{BASE}/.well-known/oauth-authorization-server/galaxy"
+    host_root = rules.well_known_url(PUBLIC, "oauth-authorization-server")
+    assert host_root == f"{BASE}/.well-known/oauth-authorization-server/galaxy"
     metadata = server.get(f"{PREFIX}/.well-known/oauth-authorization-server/galaxy").json()
     assert metadata["issuer"].rstrip("/") == PUBLIC
     for endpoint in ("authorization", "token", "registration", "revocation"):

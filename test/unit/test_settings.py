@@ -49,7 +49,8 @@ def test_a_refresh_token_never_lives_shorter_than_an_access_token():
     settings = Settings.from_environ({"GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS": "600",
                                       "GALAXY_MCP_ANALYSIS_OAUTH_REFRESH_TOKEN_SECONDS": "600"})
     assert (settings.oauth_access_token_seconds, settings.oauth_refresh_token_seconds) == (600, 600)
-    with pytest.raises(SettingsError, match=r"OAUTH_REFRESH_TOKEN_SECONDS \(599\) must be at least .*ACCESS_TOKEN_SECONDS \(600\)"):
+    refused = r"OAUTH_REFRESH_TOKEN_SECONDS \(599\) must be at least .*ACCESS_TOKEN_SECONDS \(600\)"
+    with pytest.raises(SettingsError, match=refused):
         Settings.from_environ({"GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS": "600",
                                "GALAXY_MCP_ANALYSIS_OAUTH_REFRESH_TOKEN_SECONDS": "599"})
 

@@ -83,7 +83,8 @@ class Settings:
         values = {}
         for field in fields(self):
             raw = options.get(GALAXY_YML_PREFIX + field.name)
-            if not field.metadata.get("galaxy_yml") or environ.get(ENV_PREFIX + field.name.upper()) or raw in (None, ""):
+            by_variable = environ.get(ENV_PREFIX + field.name.upper())
+            if not field.metadata.get("galaxy_yml") or by_variable or raw in (None, ""):
                 continue
             values[field.name] = _parse(field, str(raw), f"galaxy.yml {GALAXY_YML_PREFIX}{field.name}")
         return replace(self, **values) if values else self

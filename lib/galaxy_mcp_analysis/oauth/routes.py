@@ -168,7 +168,8 @@ class SignIn:
 
         server_metadata = cors_middleware(MetadataHandler(self.metadata()).handle, ["GET", "OPTIONS"])
         return [
-            *(Route(path, endpoint=server_metadata, methods=["GET", "OPTIONS"]) for path in self.server_metadata_paths()),
+            *(Route(path, endpoint=server_metadata, methods=["GET", "OPTIONS"])
+              for path in self.server_metadata_paths()),
             *create_protected_resource_routes(AnyHttpUrl(self.resource), [AnyHttpUrl(self.base_url)],
                                               scopes_supported=list(rules.SCOPES), resource_name="Galaxy MCP"),
             Route(PATHS["authorize"], endpoint=_body_limited(request_response(
