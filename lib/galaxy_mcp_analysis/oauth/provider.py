@@ -156,7 +156,7 @@ class GalaxyAuthorizationProvider:
     async def _purge_now_and_then(self) -> None:
         """Expired rows go at most once per PURGE_EVERY_SECONDS per process, on the token endpoint: the one
         place rows are added at every use (two per exchange or refresh), so they cannot pile up between
-        purges, and a tool call (the bearer gate) never pays for one. A purge is a few indexed DELETEs."""
+        purges, and a tool call (the bearer gate) never pays for one. A purge is four DELETEs in one transaction."""
         if time.monotonic() - self._purged_at < rules.PURGE_EVERY_SECONDS:
             return
         self._purged_at = time.monotonic()
@@ -165,14 +165,20 @@ class GalaxyAuthorizationProvider:
         except Exception:  # the tokens are issued; a failed purge (a locked database) waits for the next turn
             log.warning("galaxy-mcp-analysis: purging expired OAuth rows failed", exc_info=True)
 
-    def access_token(self, token: str) -> GrantAccessToken | None:
-        """The live access token ``token`` names, for this resource; None if unknown, expired or revoked."""
+    def verified(self, token: str) -> GrantedToken | None:
+        """The row of the live access token ``token`` names, for this resource (one joined SELECT); None if
+        unknown, expired or revoked. The bearer gate's check, once per request: no model is built."""
         if not token.startswith(rules.ACCESS_PREFIX):
             return None
-        row: GrantedToken | None = self.store.token(rules.token_hash(token), "access")
+        row = self.store.token(rules.token_hash(token), "access")
         if row is None or row.grant_revoked or rules.expired(row.expires_at):
             return None
-        if not same_resource(row.resource, self.resource):
+        return row if same_resource(row.resource, self.resource) else None
+
+    def access_token(self, token: str) -> GrantAccessToken | None:
+        """``verified`` as the SDK's model (its revocation handler asks)."""
+        row = self.verified(token)
+        if row is None:
             return None
         return GrantAccessToken(token=token, client_id=row.client_id, scopes=row.scopes,
                                 expires_at=int(row.expires_at), resource=row.resource, subject=str(row.user_id),
