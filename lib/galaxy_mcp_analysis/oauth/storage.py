@@ -146,7 +146,9 @@ class SignInStore:
                  .join(GRANTS, GRANTS.c.grant_id == TOKENS.c.grant_id)
                  .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
                  .where(TOKENS.c.token_hash == token_hash, TOKENS.c.kind == kind))
-        with self.engine.connect() as connection:
+        # One SELECT needs no transaction: autocommit spares the BEGIN and ROLLBACK of every request's check
+        # (on sqlite with isolation_level=IMMEDIATE, as make serve's Galaxy runs, BEGIN takes the write lock).
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             row = connection.execute(query).mappings().first()
         return None if row is None else _granted(row, scopes=row["scopes"])
 
