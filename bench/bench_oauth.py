@@ -43,6 +43,8 @@ async def measure(mcp_url: str, dataset_id: str, key: str, token: str, calls: in
             assert not result.is_error, result.content
 
         figures = await aio.repeated({"api_key": lambda: call(by_key), "oauth": lambda: call(by_token)}, calls, runs)
+        sides = {"api_key": lambda: call(by_key), "oauth": lambda: call(by_token)}
+        figures["server"] = await server_side(mcp_url, sides, calls)
     for stat in ("p50", "p95"):
         ratio = aio.ratio_spread(figures, "oauth", "api_key", stat)
         figures[f"{stat}_ratio"] = ratio
@@ -50,6 +52,39 @@ async def measure(mcp_url: str, dataset_id: str, key: str, token: str, calls: in
               f"{aio.show(figures[f'api_key_{stat}_ms'])}, with an OAuth token {aio.show(figures[f'oauth_{stat}_ms'])}"
               f" -> ratio {aio.show_ratio(ratio)} (target <= 1.03)")
     return figures
+
+
+async def server_side(mcp_url: str, sides: dict, calls: int) -> dict:
+    """The server's own time per call (bench/profiled_server.py's record of each request, one call at a time,
+    interleaved): medians of its total and of its parts, ms; the difference is what the token check costs
+    the server, without the client and the loopback."""
+    import statistics
+
+    import httpx2
+
+    galaxy_url = mcp_url.rsplit("/api/mcp", 1)[0]
+    records: dict[str, list[dict]] = {name: [] for name in sides}
+    async with httpx2.AsyncClient(base_url=galaxy_url, timeout=300) as rest:
+        await rest.get("/bench-profile/on")
+        for _ in range(calls):
+            for name, call in sides.items():
+                await call()
+                record = (await rest.get("/bench-profile/last")).json()
+                if record:
+                    records[name].append(record)
+        await rest.get("/bench-profile/off")
+    medians = {name: {part: 1000 * statistics.median(row[part] for row in rows)
+                      for part in ("total", "auth", "sql", "transport", "body")}
+               | {"statements": statistics.median(row["statements"] for row in rows)}
+               for name, rows in records.items() if rows}
+    if len(medians) == 2:
+        key, token = medians["api_key"], medians["oauth"]
+        parts = ", ".join(f"{part} {key[part]:.2f} -> {token[part]:.2f}"
+                          for part in ("auth", "sql", "transport", "body"))
+        print(f"  server side, {calls} calls a side, medians: API key {key['total']:.2f} ms "
+              f"({key['statements']:.0f} SQL), token {token['total']:.2f} ms ({token['statements']:.0f} SQL): "
+              f"+{token['total'] - key['total']:.2f} ms; {parts}")
+    return medians
 
 
 async def _session(stack: AsyncExitStack, mcp_url: str, headers: dict):

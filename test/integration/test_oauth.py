@@ -83,12 +83,15 @@ def mcp_post(galaxy, headers=None, body=None) -> httpx.Response:
         "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18", **(headers or {})})
 
 
-def grant_rows(galaxy) -> list[str]:
+def oauth_command(galaxy, *args) -> str:
     out = subprocess.run([sys.executable, "-m", "galaxy_mcp_analysis.cli", "oauth", "--config",
-                          str(galaxy.data_dir / "galaxy.yml"), "list", "--all"],
-                         capture_output=True, text=True, timeout=120)
+                          str(galaxy.data_dir / "galaxy.yml"), *args], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    return out.stdout.splitlines()[1:]
+    return out.stdout
+
+
+def grant_rows(galaxy) -> list[str]:
+    return oauth_command(galaxy, "list", "--all").splitlines()[1:]
 
 
 # --- Items 1 and 2: switched on, discovery ---------------------------------------------------------
@@ -425,9 +428,76 @@ def test_a_real_browser_signs_in_on_galaxys_login_page_allows_and_later_denies(g
 def test_a_token_and_its_refresh_outlive_a_restart(galaxy, people):
     client_id, tokens = signed_in_tokens(galaxy, people["alice"])
     galaxy.stop()
+    galaxy.env.update(SHORT_ACCESS)  # the lifetime tests below need it; a token issued before keeps its hour
     galaxy.start()  # same data dir, database and port: what an admin's restart is
     with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {tokens['access_token']}"}) as mcp:
         assert mcp.call_ok("get_user")["email"] == "alice@example.org"
     rotated = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
         "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id})
     assert rotated.status_code == 200 and rotated.json()["access_token"] != tokens["access_token"]
+
+
+# --- Lifetimes and purge (after the restart above, which switched on a 10-second access token) ---------
+
+SHORT_ACCESS = {"GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS": "10"}
+
+
+def with_short_access_tokens(galaxy):
+    if not SHORT_ACCESS.items() <= galaxy.env.items():  # run without the restart test before it
+        galaxy.stop()
+        galaxy.env.update(SHORT_ACCESS)
+        galaxy.start()
+    return galaxy
+
+
+def test_an_access_token_expires_with_its_setting_and_the_refresh_still_works(galaxy, people):
+    galaxy = with_short_access_tokens(galaxy)
+    client_id, tokens = signed_in_tokens(galaxy, people["alice"])
+    received = time.monotonic()
+    assert tokens["expires_in"] == 10
+    assert mcp_post(galaxy, {"authorization": f"Bearer {tokens['access_token']}"}).status_code == 200
+    time.sleep(max(0.0, 10.5 - (time.monotonic() - received)))
+    expired = mcp_post(galaxy, {"authorization": f"Bearer {tokens['access_token']}"})
+    assert expired.status_code == 401 and 'error="invalid_token"' in expired.headers["www-authenticate"]
+    renewed = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
+        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id})
+    assert renewed.status_code == 200 and renewed.json()["expires_in"] == 10
+    with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {renewed.json()['access_token']}"}) as mcp:
+        assert mcp.call_ok("get_user")["email"] == "alice@example.org"
+
+
+def revoked_grants_tokens(galaxy) -> int:
+    from types import SimpleNamespace  # the tokens of revoked grants in the database, found as the CLI finds it
+    import sqlalchemy as sa
+    from galaxy_mcp_analysis.oauth.admin import database_url
+    from galaxy_mcp_analysis.oauth.storage import GRANTS, TOKENS
+
+    engine = sa.create_engine(database_url(SimpleNamespace(database_url=None, config=galaxy.data_dir / "galaxy.yml")))
+    with engine.connect() as connection:
+        count = connection.execute(sa.select(sa.func.count()).select_from(TOKENS.join(GRANTS)).where(
+            GRANTS.c.revoked_at.is_not(None))).scalar()
+    engine.dispose()
+    return count
+
+
+def test_purge_expired_removes_a_revoked_grants_tokens_by_kind_and_keeps_what_works(galaxy, people):
+    galaxy = with_short_access_tokens(galaxy)
+    assert revoked_grants_tokens(galaxy) == 0  # the start-up purge took those of the grants revoked above
+    gone_client, gone = signed_in_tokens(galaxy, people["bob"])
+    httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/revoke", data={"token": gone["access_token"], "client_id": gone_client},
+               timeout=60).raise_for_status()
+    client_id, kept = signed_in_tokens(galaxy, people["bob"])
+    assert revoked_grants_tokens(galaxy) == 2
+    out = oauth_command(galaxy, "purge-expired")
+    line = re.fullmatch(r"removed (\d+) codes, (\d+) access tokens, (\d+) refresh tokens, (\d+) expired grants; "
+                        r"kept (\d+) revoked grants \(oauth list --all\)\n", out)
+    assert line, out
+    assert int(line[2]) >= 1 and int(line[3]) >= 1 and revoked_grants_tokens(galaxy) == 0
+    revoked_rows = [row for row in grant_rows(galaxy) if row.split("\t")[-1] != "-"]
+    assert int(line[5]) == len(revoked_rows) and any(gone_client in row for row in revoked_rows)
+    renewed = httpx.post(  # the live grant's refresh token is kept (its 10-second access token may be gone)
+        f"{galaxy.galaxy_url}/mcp-oauth/token", timeout=60, data={
+        "grant_type": "refresh_token", "refresh_token": kept["refresh_token"], "client_id": client_id})
+    assert renewed.status_code == 200
+    assert mcp_post(galaxy, {"authorization": f"Bearer {renewed.json()['access_token']}"}).status_code == 200
+

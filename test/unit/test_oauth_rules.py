@@ -120,3 +120,33 @@ def test_the_anti_forgery_value_is_bound_to_the_session_and_the_request():
     assert not rules.anti_forgery_matches(value, "session-a", "request-2", KEY)
     assert not rules.anti_forgery_matches(None, "session-a", "request-1", KEY)
     assert not rules.anti_forgery_matches("", "session-a", "request-1", KEY)
+
+
+@pytest.mark.parametrize(("infrastructure_url", "prefix", "base"), [
+    ("https://galaxy.example.org", "/", "https://galaxy.example.org"),
+    ("https://galaxy.example.org/", None, "https://galaxy.example.org"),
+    ("https://host.example/galaxy", "/galaxy", "https://host.example/galaxy"),
+    ("https://host.example/galaxy/", "/galaxy/", "https://host.example/galaxy"),
+    ("http://localhost:8080", "/galaxy", "http://localhost:8080/galaxy"),  # Galaxy's default URL has no path
+])
+def test_the_public_base_is_galaxys_url_with_its_prefix_once(infrastructure_url, prefix, base):
+    assert rules.public_base(infrastructure_url, prefix) == base
+
+
+@pytest.mark.parametrize(("url", "kind", "where"), [
+    ("https://h.example", "oauth-authorization-server", "https://h.example/.well-known/oauth-authorization-server"),
+    ("https://h.example/galaxy", "oauth-authorization-server",
+     "https://h.example/.well-known/oauth-authorization-server/galaxy"),  # RFC 8414 §3
+    ("https://h.example/galaxy/api/mcp", "oauth-protected-resource",
+     "https://h.example/.well-known/oauth-protected-resource/galaxy/api/mcp"),  # RFC 9728 §3.1
+    ("http://127.0.0.1:8080/api/mcp", "oauth-protected-resource",
+     "http://127.0.0.1:8080/.well-known/oauth-protected-resource/api/mcp"),
+])
+def test_metadata_is_on_the_hosts_root_before_the_path(url, kind, where):
+    assert rules.well_known_url(url, kind) == where
+
+
+def test_a_path_inside_galaxys_prefix_loses_the_prefix_once():
+    assert rules.app_relative("/galaxy/mcp-oauth/consent", "/galaxy") == "/mcp-oauth/consent"
+    assert rules.app_relative("/mcp-oauth/consent", "") == "/mcp-oauth/consent"
+    assert rules.app_relative("/galaxyx/consent", "/galaxy") == "/galaxyx/consent"

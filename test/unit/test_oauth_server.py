@@ -11,6 +11,7 @@ from urllib.parse import (
 import pytest
 from sqlalchemy import create_engine
 from starlette.applications import Starlette
+from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from galaxy_mcp_analysis.core import oauth as rules
@@ -24,14 +25,22 @@ REDIRECT = "http://127.0.0.1:9999/callback"
 VERIFIER = "a" * 50
 
 
-@pytest.fixture
-def server(tmp_path):
+def make_server(tmp_path, settings=None, prefix=""):
+    """The sign-in's routes on a sqlite file; under ``prefix``, mounted there as Galaxy mounts its app
+    under ``galaxy_url_prefix`` (fast_app.initialize_fast_app), its public URL ``BASE + prefix``."""
     engine = create_engine(f"sqlite:///{tmp_path / 'oauth.sqlite'}")
-    sign_in = SignIn(SimpleNamespace(config=SimpleNamespace(id_secret="s" * 16)), engine, BASE, "/api/mcp")
+    sign_in = SignIn(SimpleNamespace(config=SimpleNamespace(id_secret="s" * 16)), engine, BASE + prefix, "/api/mcp",
+                     settings)
     sign_in.store.create_tables()
-    client = TestClient(Starlette(routes=sign_in.routes()), base_url=BASE)
+    app = Starlette(routes=sign_in.routes())
+    client = TestClient(Starlette(routes=[Mount(prefix, app=app)]) if prefix else app, base_url=BASE)
     client.sign_in = sign_in
     return client
+
+
+@pytest.fixture
+def server(tmp_path):
+    return make_server(tmp_path)
 
 
 def register(server, **fields):

@@ -7,7 +7,10 @@ entry points (``galaxy_mcp_analysis.worker``, ``galaxy_mcp_analysis.fast_factory
 """
 
 from galaxy_mcp_analysis.activation.registry import Activation
-from galaxy_mcp_analysis.core.settings import Settings
+from galaxy_mcp_analysis.core.settings import (
+    Settings,
+    SettingsError,
+)
 
 
 def activate(settings: Settings | None = None) -> Activation:
@@ -16,7 +19,12 @@ def activate(settings: Settings | None = None) -> Activation:
     from galaxy_mcp_analysis.activation.patches import PATCHES
     from galaxy_mcp_analysis.operations import AnalysisOperationsManager
 
-    activation = registry.activate(settings or Settings.from_environ(), PATCHES)
+    if settings is None:
+        try:
+            settings = Settings.from_environ()
+        except SettingsError as error:  # one line naming the variable and what it allows, no traceback
+            raise registry.PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: {error}") from None
+    activation = registry.activate(settings, PATCHES)
     AnalysisOperationsManager.active_patches = activation.applied
     return activation
 

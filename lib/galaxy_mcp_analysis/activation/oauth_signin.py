@@ -47,25 +47,40 @@ def apply_oauth(settings: Settings) -> None:
 
     def sign_in_when_switched_on(app, gx_app, mcp_app):
         if mcp_app is not None and oauth_enabled(settings, gx_app):
-            install_sign_in(app, gx_app, mcp_app)
+            install_sign_in(app, gx_app, mcp_app, sign_in_settings(settings, gx_app))
 
     after_include_mcp(sign_in_when_switched_on, mark=_MARK)
 
 
-def install_sign_in(app, gx_app, mcp_app) -> None:
+def sign_in_settings(settings: Settings, gx_app) -> Settings:
+    """The settings with galaxy.yml's ``mcp_analysis_oauth_*_seconds``; a bad value stops start-up, naming it."""
+    from galaxy_mcp_analysis.activation.registry import PatchSetRefused
+    from galaxy_mcp_analysis.core.settings import SettingsError
+
+    try:
+        return settings.with_galaxy_yml(getattr(gx_app.config, "config_dict", None) or {})
+    except SettingsError as error:
+        raise PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: {error}") from None
+
+
+def install_sign_in(app, gx_app, mcp_app, settings: Settings) -> None:
     from galaxy_mcp_analysis.activation.registry import announce
+    from galaxy_mcp_analysis.core.oauth import public_base
     from galaxy_mcp_analysis.oauth.caller import BearerGate
     from galaxy_mcp_analysis.oauth.routes import SignIn
     from galaxy_mcp_analysis.oauth.scopes import TokenScopes
 
-    sign_in = SignIn(gx_app, gx_app.model.engine, gx_app.config.galaxy_infrastructure_url,
-                     gx_app.config.mcp_server_path.rstrip("/") or "/")
+    base_url = public_base(gx_app.config.galaxy_infrastructure_url, gx_app.config.galaxy_url_prefix)
+    sign_in = SignIn(gx_app, gx_app.model.engine, base_url, gx_app.config.mcp_server_path.rstrip("/") or "/", settings)
     sign_in.store.create_tables()
+    # Start-up purge: a server that issues few tokens (so rarely reaches the token endpoint's purge) starts clean.
+    sign_in.store.purge_expired()
     app.router.routes[:0] = sign_in.routes()
     mcp_app.add_middleware(BearerGate, provider=sign_in.provider, resource_metadata_url=sign_in.resource_metadata_url)
     mcp_app.state.mcp_server.add_middleware(TokenScopes())
     _accept_verified_tokens()
-    announce(f"galaxy-mcp-analysis: OAuth sign-in for {sign_in.resource} (issuer {sign_in.base_url})")
+    announce(f"galaxy-mcp-analysis: OAuth sign-in for {sign_in.resource} (issuer {sign_in.base_url}; access tokens "
+             f"{settings.oauth_access_token_seconds} s, refresh tokens {settings.oauth_refresh_token_seconds} s)")
 
 
 def _accept_verified_tokens() -> None:

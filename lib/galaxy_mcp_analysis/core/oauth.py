@@ -29,10 +29,11 @@ REFRESH_PREFIX = "gxmcp_rt_"
 CODE_PREFIX = "gxmcp_code_"
 TOKEN_PREFIXES = (ACCESS_PREFIX, REFRESH_PREFIX, CODE_PREFIX)
 
-ACCESS_TOKEN_SECONDS = 3600
-REFRESH_TOKEN_SECONDS = 30 * 24 * 3600
-CODE_SECONDS = 300
-CONSENT_SECONDS = 600
+#: Rows that expired less than this long ago are not purged yet: a request that checked a code or token
+#: just before its expiry may still be marking it used or issuing under its grant.
+PURGE_GRACE_SECONDS = 60
+#: The token endpoint purges at most once per this many seconds per process (oauth.provider).
+PURGE_EVERY_SECONDS = 600
 
 #: Registration limits (RFC 7591 sets none; these keep one request from filling the database).
 MAX_REGISTRATION_BYTES = 16 * 1024
@@ -75,6 +76,33 @@ def s256(verifier: str) -> str:
 
 def verifier_matches(verifier: str, challenge: str) -> bool:
     return bool(_PKCE_VALUE.match(verifier or "")) and hmac.compare_digest(s256(verifier), challenge)
+
+
+# --- Where the server is: Galaxy's public URL, with or without a path prefix ----------------------
+
+
+def public_base(infrastructure_url: str, url_prefix: str | None = "/") -> str:
+    """Galaxy's public URL, the issuer: ``galaxy_infrastructure_url``, with ``galaxy_url_prefix`` appended
+    when that URL does not end with it already (Galaxy's default URL, ``http://localhost:8080``, has none)."""
+    base = infrastructure_url.rstrip("/")
+    prefix = (url_prefix or "").strip("/")
+    if prefix and not urlsplit(base).path.rstrip("/").endswith("/" + prefix):
+        base += "/" + prefix
+    return base
+
+
+def well_known_url(url: str, kind: str) -> str:
+    """Where the metadata of ``url`` (an issuer, RFC 8414 §3; a resource, RFC 9728 §3.1) is: on the host's
+    root, ``/.well-known/<kind>`` inserted before ``url``'s path (``https://h/galaxy`` ->
+    ``https://h/.well-known/oauth-authorization-server/galaxy``)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/.well-known/{kind}{parts.path.rstrip('/')}"
+
+
+def app_relative(path: str, root_path: str) -> str:
+    """A request path without the prefix Galaxy is mounted under (Galaxy's login page adds it back)."""
+    root = root_path.rstrip("/")
+    return (path[len(root):] or "/") if root and path.startswith(root + "/") else path
 
 
 # --- Redirect URIs and registration ---------------------------------------------------------------

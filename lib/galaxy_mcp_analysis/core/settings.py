@@ -8,11 +8,21 @@ Every option is listed in README.md; this module is the one place they are read.
 import os
 from dataclasses import (
     dataclass,
+    field,
     fields,
+    replace,
 )
 
 ENV_PREFIX = "GALAXY_MCP_ANALYSIS_"
+#: The galaxy.yml form of a setting marked ``galaxy_yml`` (under ``galaxy:``; the variable wins).
+GALAXY_YML_PREFIX = "mcp_analysis_"
 MIB = 1024 * 1024
+DAY = 24 * 3600
+
+
+def _lifetime(default: int, low: int, high: int):
+    """A sign-in lifetime in seconds: bounded, and settable in galaxy.yml too."""
+    return field(default=default, metadata={"bounds": (low, high), "galaxy_yml": True})
 
 
 class SettingsError(ValueError):
@@ -39,6 +49,21 @@ class Settings:
     audit_log_backups: int = 5
     #: OAuth 2.1 sign-in for /api/mcp on Galaxy's own login (also galaxy.yml ``mcp_analysis_oauth: true``).
     oauth: bool = False
+    #: Lifetime of an OAuth access token (``expires_in``): 10 s to 24 h.
+    oauth_access_token_seconds: int = _lifetime(3600, 10, DAY)
+    #: Lifetime of an OAuth refresh token (a new one at every refresh): at least the access token's, at most 365 days.
+    oauth_refresh_token_seconds: int = _lifetime(30 * DAY, 10, 365 * DAY)
+    #: Lifetime of an authorization code (single use): 10 s to 10 min (RFC 6749 §4.1.2's maximum).
+    oauth_code_seconds: int = _lifetime(300, 10, 600)
+    #: How long a consent page stays valid: 1 min to 1 h.
+    oauth_consent_seconds: int = _lifetime(600, 60, 3600)
+
+    def __post_init__(self):
+        if self.oauth_refresh_token_seconds < self.oauth_access_token_seconds:
+            raise SettingsError(
+                f"{ENV_PREFIX}OAUTH_REFRESH_TOKEN_SECONDS ({self.oauth_refresh_token_seconds}) must be at least "
+                f"{ENV_PREFIX}OAUTH_ACCESS_TOKEN_SECONDS ({self.oauth_access_token_seconds}): a refresh token "
+                "outlives the access tokens it renews (galaxy.yml: mcp_analysis_oauth_..._seconds).")
 
     @classmethod
     def from_environ(cls, environ=None) -> "Settings":
@@ -48,12 +73,25 @@ class Settings:
             raw = environ.get(ENV_PREFIX + field.name.upper())
             if raw is None or raw == "":
                 continue
-            values[field.name] = _parse(field.name, field.type, raw)
+            values[field.name] = _parse(field, raw, ENV_PREFIX + field.name.upper())
         return cls(**values)
 
+    def with_galaxy_yml(self, options: dict, environ=None) -> "Settings":
+        """These settings with galaxy.yml's ``mcp_analysis_<name>`` for each setting marked ``galaxy_yml``
+        that no variable sets (``options``: Galaxy's ``config_dict``); SettingsError naming the key."""
+        environ = os.environ if environ is None else environ
+        values = {}
+        for field in fields(self):
+            raw = options.get(GALAXY_YML_PREFIX + field.name)
+            by_variable = environ.get(ENV_PREFIX + field.name.upper())
+            if not field.metadata.get("galaxy_yml") or by_variable or raw in (None, ""):
+                continue
+            values[field.name] = _parse(field, str(raw), f"galaxy.yml {GALAXY_YML_PREFIX}{field.name}")
+        return replace(self, **values) if values else self
 
-def _parse(name: str, kind, raw: str):
-    variable = ENV_PREFIX + name.upper()
+
+def _parse(field, raw: str, variable: str):
+    kind = field.type
     if kind in (str, "str"):
         return raw.strip()
     if kind in (bool, "bool"):
@@ -67,6 +105,9 @@ def _parse(name: str, kind, raw: str):
         value = int(raw)
     except ValueError:
         raise SettingsError(f"{variable}={raw!r} is not an integer.") from None
-    if value < 1:
-        raise SettingsError(f"{variable}={raw!r} must be at least 1.")
+    low, high = field.metadata.get("bounds", (1, None))
+    if value < low or (high is not None and value > high):
+        allowed = f"at least {low}" if high is None else f"from {low} to {high}"
+        allowed += " (seconds)" if field.name.endswith("_seconds") else ""
+        raise SettingsError(f"{variable}={raw!r} must be {allowed}.")
     return value

@@ -1,4 +1,4 @@
-"""``galaxy-mcp-analysis oauth list|revoke|drop-tables``: an admin's view of the sign-in's grants.
+"""``galaxy-mcp-analysis oauth list|revoke|purge-expired|drop-tables``: an admin's view of the sign-in's grants.
 
 Runs beside the server on Galaxy's database (``--config galaxy.yml``, its ``database_connection``,
 or ``--database-url``); a revocation holds at once in every worker (each request reads the tables).
@@ -24,6 +24,8 @@ def add_parser(commands) -> None:
     revoke.add_argument("--grant", help="one grant id (from list)")
     revoke.add_argument("--user", help="every grant of this user (email)")
     revoke.add_argument("--client", help="every grant of this client id")
+    actions.add_parser("purge-expired", help="delete expired codes and tokens, revoked grants' tokens and expired "
+                       "grants (the server also does at start-up and every 10 minutes); keeps revoked grants' rows")
     actions.add_parser("drop-tables", help="remove the sign-in's four tables (switch sign-in off first)")
 
 
@@ -51,6 +53,12 @@ def run(args, out=print) -> int:
         out("dropped the tables mcp_oauth_token, mcp_oauth_code, mcp_oauth_grant, mcp_oauth_client")
         return 0
     store.create_tables()  # an empty listing on a Galaxy that never switched sign-in on
+    if args.action == "purge-expired":
+        counts = store.purge_expired()
+        kept = counts.pop("revoked grants kept")
+        out("removed " + ", ".join(f"{count} {kind}" for kind, count in counts.items())
+            + f"; kept {kept} revoked grants (oauth list --all)")
+        return 0
     emails = _Emails(engine)
     if args.action == "list":
         user_id = emails.user_id(args.user) if args.user else None

@@ -14,6 +14,7 @@ import contextvars
 from dataclasses import dataclass
 
 import anyio
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
 from galaxy_mcp_analysis.core import oauth as rules
@@ -85,15 +86,13 @@ class BearerGate:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope.get("method") == "OPTIONS":
             return await self.app(scope, receive, send)
-        from starlette.datastructures import Headers
-
         headers = Headers(scope=scope)
         bearer = bearer_of(headers)
         if not bearer and not headers.get("x-api-key", "").strip():
             return await self._refuse(scope, receive, send, None, "Sign in (OAuth) or send an API key.")
         if not rules.is_oauth_token(bearer):
             return await self.app(scope, receive, send)
-        token = await anyio.to_thread.run_sync(self.provider.access_token, bearer)
+        token = await anyio.to_thread.run_sync(self.provider.verified, bearer)
         if token is None:
             return await self._refuse(scope, receive, send, "invalid_token",
                                       "The access token is unknown, expired, revoked or not for this resource.")

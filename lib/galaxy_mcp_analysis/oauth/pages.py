@@ -84,8 +84,10 @@ class SignInPages:
 
     def _login_redirect(self, request) -> RedirectResponse:
         """To Galaxy's login page, which sends the person back here (a same-site path: Galaxy's login
-        page follows only those, or the hosts of ``allowed_login_redirect_hosts``)."""
-        back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        page follows only those, or the hosts of ``allowed_login_redirect_hosts``; a path inside Galaxy's
+        ``galaxy_url_prefix``, to which Galaxy's login page adds the prefix)."""
+        path = rules.app_relative(request.url.path, request.scope.get("root_path", ""))
+        back = path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"{self.base_url}/login/start?redirect={quote(back, safe='')}", status_code=302,
                                 headers={"Cache-Control": "no-store"})
 

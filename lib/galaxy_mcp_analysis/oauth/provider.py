@@ -7,6 +7,7 @@ used twice revokes what it issued, refresh tokens rotate and a reused one revoke
 revoking any token revokes its grant, and everything is stored hashed (oauth.storage).
 """
 
+import logging
 import time
 
 import anyio
@@ -24,12 +25,15 @@ from mcp.shared.auth import (
 )
 
 from galaxy_mcp_analysis.core import oauth as rules
+from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.oauth.storage import (
     CODES,
     GrantedToken,
     SignInStore,
     TOKENS,
 )
+
+log = logging.getLogger(__name__)
 
 
 class GrantCode(AuthorizationCode):
@@ -54,10 +58,12 @@ class GalaxyAuthorizationProvider:
     """``OAuthAuthorizationServerProvider`` for the SDK's handlers; ``consent_url(payload)`` is where
     /authorize sends the browser (the consent page, which signs the person in through Galaxy first)."""
 
-    def __init__(self, store: SignInStore, resource: str, consent_url):
+    def __init__(self, store: SignInStore, resource: str, consent_url, settings: Settings):
         self.store = store
         self.resource = resource
         self.consent_url = consent_url
+        self.settings = settings  # the lifetimes: oauth_access_token_seconds ... oauth_consent_seconds
+        self._purged_at = time.monotonic()  # install_sign_in purges at start-up
 
     async def _run(self, function, *args, **kwargs):
         return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
@@ -85,7 +91,7 @@ class GalaxyAuthorizationProvider:
             "scopes": scopes,
             "code_challenge": params.code_challenge,
             "state": params.state,
-            "exp": time.time() + rules.CONSENT_SECONDS,
+            "exp": time.time() + self.settings.oauth_consent_seconds,
         })
 
     def issue_code(self, request: dict, user_id: int) -> str:
@@ -95,7 +101,7 @@ class GalaxyAuthorizationProvider:
             client_id=request["client_id"], user_id=user_id, scopes=request["scopes"], resource=self.resource,
             code_hash=rules.token_hash(code), code_challenge=request["code_challenge"],
             redirect_uri=request["redirect_uri"], redirect_explicit=request["redirect_explicit"],
-            expires_at=time.time() + rules.CODE_SECONDS)
+            expires_at=time.time() + self.settings.oauth_code_seconds)
         return code
 
     async def load_authorization_code(self, client, authorization_code: str) -> GrantCode | None:
@@ -138,22 +144,41 @@ class GalaxyAuthorizationProvider:
 
     async def _issue(self, grant_id: str, scopes: list[str]) -> OAuthToken:
         access, refresh = rules.new_token(rules.ACCESS_PREFIX), rules.new_token(rules.REFRESH_PREFIX)
-        now = time.time()
+        now, lifetime = time.time(), self.settings.oauth_access_token_seconds
         await self._run(self.store.add_tokens, grant_id, scopes, [
-            (rules.token_hash(access), "access", now + rules.ACCESS_TOKEN_SECONDS),
-            (rules.token_hash(refresh), "refresh", now + rules.REFRESH_TOKEN_SECONDS),
+            (rules.token_hash(access), "access", now + lifetime),
+            (rules.token_hash(refresh), "refresh", now + self.settings.oauth_refresh_token_seconds),
         ])
-        return OAuthToken(access_token=access, token_type="Bearer", expires_in=rules.ACCESS_TOKEN_SECONDS,
+        await self._purge_now_and_then()
+        return OAuthToken(access_token=access, token_type="Bearer", expires_in=lifetime,
                           scope=" ".join(scopes), refresh_token=refresh)
 
-    def access_token(self, token: str) -> GrantAccessToken | None:
-        """The live access token ``token`` names, for this resource; None if unknown, expired or revoked."""
+    async def _purge_now_and_then(self) -> None:
+        """Expired rows go at most once per PURGE_EVERY_SECONDS per process, on the token endpoint: the one
+        place rows are added at every use (two per exchange or refresh), so they cannot pile up between
+        purges, and a tool call (the bearer gate) never pays for one. A purge is four DELETEs in one transaction."""
+        if time.monotonic() - self._purged_at < rules.PURGE_EVERY_SECONDS:
+            return
+        self._purged_at = time.monotonic()
+        try:
+            await self._run(self.store.purge_expired)
+        except Exception:  # the tokens are issued; a failed purge (a locked database) waits for the next turn
+            log.warning("galaxy-mcp-analysis: purging expired OAuth rows failed", exc_info=True)
+
+    def verified(self, token: str) -> GrantedToken | None:
+        """The row of the live access token ``token`` names, for this resource (one joined SELECT); None if
+        unknown, expired or revoked. The bearer gate's check, once per request: no model is built."""
         if not token.startswith(rules.ACCESS_PREFIX):
             return None
-        row: GrantedToken | None = self.store.token(rules.token_hash(token), "access")
+        row = self.store.token(rules.token_hash(token), "access")
         if row is None or row.grant_revoked or rules.expired(row.expires_at):
             return None
-        if not same_resource(row.resource, self.resource):
+        return row if same_resource(row.resource, self.resource) else None
+
+    def access_token(self, token: str) -> GrantAccessToken | None:
+        """``verified`` as the SDK's model (its revocation handler asks)."""
+        row = self.verified(token)
+        if row is None:
             return None
         return GrantAccessToken(token=token, client_id=row.client_id, scopes=row.scopes,
                                 expires_at=int(row.expires_at), resource=row.resource, subject=str(row.user_id),

@@ -2,7 +2,11 @@
 
 Metadata (RFC 8414 at ``/.well-known/oauth-authorization-server``, RFC 9728 at
 ``/.well-known/oauth-protected-resource/api/mcp``; the issuer is Galaxy's public URL,
-``galaxy_infrastructure_url``, so it is right behind a proxy), and the endpoints under
+``galaxy_infrastructure_url``, so it is right behind a proxy; under ``galaxy_url_prefix``
+``/galaxy`` both are served at the paths RFC 8414 §3 and RFC 9728 §3.1 give for an issuer and
+resource with a path, ``/.well-known/oauth-authorization-server/galaxy`` and
+``/.well-known/oauth-protected-resource/galaxy/api/mcp``, inside Galaxy's prefix, where the proxy
+forwards the host's root ``/.well-known/...``: doc/admin-guide.md), and the endpoints under
 ``/mcp-oauth/``: authorize, token, register, revoke (the SDK's handlers on our provider), consent
 and connections (oauth.pages). Two checks come before the SDK's handlers, which lack them: the
 authorization request must name ``code_challenge_method=S256`` (the SDK takes a missing one as
@@ -45,6 +49,7 @@ from starlette.routing import (
 )
 
 from galaxy_mcp_analysis.core import oauth as rules
+from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.oauth.pages import SignInPages
 from galaxy_mcp_analysis.oauth.provider import GalaxyAuthorizationProvider
 from galaxy_mcp_analysis.oauth.storage import SignInStore
@@ -117,19 +122,25 @@ def signing_key(id_secret: str) -> bytes:
 class SignIn:
     """Everything sign-in adds to one Galaxy: its store, provider, pages and routes."""
 
-    def __init__(self, gx_app, engine, base_url: str, mcp_path: str):
+    def __init__(self, gx_app, engine, base_url: str, mcp_path: str, settings: Settings | None = None):
+        """``base_url``: Galaxy's public URL with its prefix (core.oauth.public_base); ``settings``: the lifetimes."""
         self.base_url = base_url.rstrip("/")
         self.resource = self.base_url + mcp_path
         self.store = SignInStore(engine)
         key = signing_key(gx_app.config.id_secret)
         self.pages = SignInPages(gx_app, None, key, self.base_url, PATHS["consent"], PATHS["connections"])
-        self.provider = GalaxyAuthorizationProvider(self.store, self.resource, self.pages.consent_url)
+        self.provider = GalaxyAuthorizationProvider(self.store, self.resource, self.pages.consent_url,
+                                                    settings or Settings())
         self.pages.provider = self.provider
 
     @property
     def resource_metadata_url(self) -> str:
-        parts = urlsplit(self.resource)
-        return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+        return rules.well_known_url(self.resource, "oauth-protected-resource")
+
+    def server_metadata_paths(self) -> list[str]:
+        """RFC 8414 §3's path for this issuer, and (under a prefix) the issuer-relative one some clients try."""
+        paths = [urlsplit(rules.well_known_url(self.base_url, "oauth-authorization-server")).path]
+        return paths + [path for path in ("/.well-known/oauth-authorization-server",) if path not in paths]
 
     def metadata(self):
         metadata = build_metadata(
@@ -155,10 +166,10 @@ class SignIn:
         def client_endpoint(handle):
             return _body_limited(cors_middleware(handle, ["POST", "OPTIONS"]))
 
+        server_metadata = cors_middleware(MetadataHandler(self.metadata()).handle, ["GET", "OPTIONS"])
         return [
-            Route("/.well-known/oauth-authorization-server",
-                  endpoint=cors_middleware(MetadataHandler(self.metadata()).handle, ["GET", "OPTIONS"]),
-                  methods=["GET", "OPTIONS"]),
+            *(Route(path, endpoint=server_metadata, methods=["GET", "OPTIONS"])
+              for path in self.server_metadata_paths()),
             *create_protected_resource_routes(AnyHttpUrl(self.resource), [AnyHttpUrl(self.base_url)],
                                               scopes_supported=list(rules.SCOPES), resource_name="Galaxy MCP"),
             Route(PATHS["authorize"], endpoint=_body_limited(request_response(

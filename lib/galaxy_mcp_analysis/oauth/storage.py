@@ -4,20 +4,27 @@ Shared by every gunicorn worker and kept across restarts because they are in Gal
 created at start-up when sign-in is switched on (``create_all``, only the missing ones), dropped
 by ``galaxy-mcp-analysis oauth drop-tables``. Codes and tokens are stored as their SHA-256 only
 (core.oauth.token_hash): a database dump grants nothing. A grant is one Allow of one user for one
-client; revoking it revokes every token issued under it.
+client; revoking it revokes every token issued under it. ``purge_expired`` removes what can never be
+used again (expired codes and tokens, a revoked grant's codes and tokens, a grant whose every code and
+token expired) and keeps the revoked grants' own rows, which ``oauth list --all`` shows.
 """
 
 import secrets
 import time
 from dataclasses import dataclass
 
+from galaxy_mcp_analysis.core import oauth as rules
+
 from sqlalchemy import (
     Boolean,
     Column,
+    delete,
     Float,
     ForeignKey,
     Integer,
+    func,
     MetaData,
+    or_,
     select,
     String,
     Table,
@@ -139,7 +146,9 @@ class SignInStore:
                  .join(GRANTS, GRANTS.c.grant_id == TOKENS.c.grant_id)
                  .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
                  .where(TOKENS.c.token_hash == token_hash, TOKENS.c.kind == kind))
-        with self.engine.connect() as connection:
+        # One SELECT needs no transaction: autocommit spares the BEGIN and ROLLBACK of every request's check
+        # (on sqlite with isolation_level=IMMEDIATE, as make serve's Galaxy runs, BEGIN takes the write lock).
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             row = connection.execute(query).mappings().first()
         return None if row is None else _granted(row, scopes=row["scopes"])
 
@@ -171,6 +180,27 @@ class SignInStore:
             raise ValueError("revoke needs a grant, a user or a client")
         with self.engine.begin() as connection:
             return connection.execute(update(GRANTS).where(*conditions).values(revoked_at=time.time())).rowcount
+
+    def purge_expired(self, now: float | None = None) -> dict[str, int]:
+        """Delete the rows no request can use any more, in one transaction; how many of each kind, and how
+        many revoked grants are kept. Rows expired less than PURGE_GRACE_SECONDS ago stay: a request that
+        checked one just before its expiry may still be marking it used or issuing under its grant."""
+        before = (time.time() if now is None else now) - rules.PURGE_GRACE_SECONDS
+        revoked = select(GRANTS.c.grant_id).where(GRANTS.c.revoked_at.is_not(None))
+        counts = {}
+        with self.engine.begin() as connection:
+            counts["codes"] = connection.execute(delete(CODES).where(
+                or_(CODES.c.expires_at < before, CODES.c.grant_id.in_(revoked)))).rowcount
+            for kind in ("access", "refresh"):
+                counts[f"{kind} tokens"] = connection.execute(delete(TOKENS).where(
+                    TOKENS.c.kind == kind, or_(TOKENS.c.expires_at < before, TOKENS.c.grant_id.in_(revoked)))).rowcount
+            counts["expired grants"] = connection.execute(delete(GRANTS).where(
+                GRANTS.c.revoked_at.is_(None), GRANTS.c.created_at < before,
+                GRANTS.c.grant_id.not_in(select(TOKENS.c.grant_id)),
+                GRANTS.c.grant_id.not_in(select(CODES.c.grant_id)))).rowcount
+            counts["revoked grants kept"] = connection.execute(
+                select(func.count()).select_from(GRANTS).where(GRANTS.c.revoked_at.is_not(None))).scalar()
+        return counts
 
     def grants(self, user_id: int | None = None, include_revoked: bool = False) -> list[dict]:
         query = (select(GRANTS, CLIENTS.c.client_name)

@@ -103,3 +103,15 @@ def test_the_admin_guides_start_up_line_lists_every_patch():
     text = (REPO / "doc" / "admin-guide.md").read_text()
     [line] = re.findall(r"patches applied: (.+)", text)
     assert line.split(", ") == [patch.id for patch in PATCHES]
+
+
+def test_a_setting_out_of_bounds_refuses_to_start_in_one_line(monkeypatch):
+    """What the entry points (fast_factory, the worker, the launcher) call: a bad variable is PatchSetRefused
+    (SystemExit: its message is all Python prints, no traceback), naming the variable and what it allows."""
+    from galaxy_mcp_analysis.activation import activate as activate_patch_set
+
+    monkeypatch.setenv("GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS", "5")
+    with pytest.raises(PatchSetRefused) as refused:
+        activate_patch_set()
+    assert str(refused.value) == ("galaxy-mcp-analysis refuses to start Galaxy: "
+                                  "GALAXY_MCP_ANALYSIS_OAUTH_ACCESS_TOKEN_SECONDS='5' must be from 10 to 86400 (seconds).")
