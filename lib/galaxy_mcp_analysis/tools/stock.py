@@ -155,6 +155,8 @@ STOCK_DESCRIPTIONS = {
     "get_history_contents": """A page of a history's datasets and collections (history_content_type says which), by hid.
 
     Returns contents [{id, hid, name, history_content_type, ...; datasets: state, extension}], pagination.
+    state is the dataset's: a job that failed silently leaves an ok, empty one; its flags are the job's
+    (wait_for_jobs(history_id=..., timeout_seconds=0)).
     order: hid-asc (default), hid-dsc, create_time-dsc, update_time-dsc, name-asc. deleted=true/visible=false
     list only deleted/hidden items (null: all).
     Example: get_history_contents(history_id="f2db41e1fa331b3e", order="hid-dsc", limit=20).
