@@ -283,7 +283,9 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
     "wait_for_jobs": [
         ("Name jobs by job_ids, dataset_ids, invocation_id and/or history_id", "test_a_paste_is_a_tool_input_at_once"),
         ("state_counts (of jobs, not recently_finished), waited_seconds", "test_results_carry_the_fields_they_name"),
-        ("pending_at_call, recently_finished (ended in the since_seconds before the call) and nothing_pending",
+        ("paused? (its paused jobs, whatever their age)",
+         "test_waits_and_failures.py::test_a_paused_job_says_why_and_what_resumes_it"),
+        ("pending_at_call, recently_finished (ended in the since_seconds before the call),",
          "test_waits_and_failures.py::test_a_wait_by_history_after_the_jobs_ended_still_shows_the_flagged_one"),
         ("paused (with paused_reason, resume_with)",
          "test_waits_and_failures.py::test_a_paused_job_says_why_and_what_resumes_it"),

@@ -111,8 +111,8 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
     # ---- one survey: every job of the history, with its flags and their evidence ----
     t.block = "broken-survey"
     survey = t.ok("wait_for_jobs", history_id=history, timeout_seconds=0, since_seconds=3600,
-                  show={"recently_finished": JOB_SHOWN})
-    jobs = {entry["job_id"]: entry for entry in survey["recently_finished"]}
+                  show={"recently_finished": JOB_SHOWN, "paused": JOB_SHOWN})
+    jobs = {entry["job_id"]: entry for entry in survey["recently_finished"] + survey["paused"]}
     state = {what: jobs[job]["state"] for what, (job, _) in made.items()}
     assert state == {"bam": "ok", "cut": "error", "sort": "paused", "grep": "ok", "filter": "ok",
                      "after filter": "ok", "wrong": "ok"}, state
@@ -165,7 +165,7 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
     assert read["content"] == "geneA\ngeneB\ngeneC\n" and replaced["hid"] is not None
     # A survey after the fix: each replaced job names the job that took its places and offers no second repair.
     after = t.ok("wait_for_jobs", history_id=history, timeout_seconds=0, since_seconds=3600, show=None)
-    jobs = {entry["job_id"]: entry for entry in after["recently_finished"]}
+    jobs = {entry["job_id"]: entry for entry in after["recently_finished"] + after.get("paused", [])}
     for what in ("cut", "grep", "wrong"):  # the wrong column too, never flagged: its stale result must not look current
         entry = jobs[made[what][0]]
         assert entry.get("replaced_by") in new_jobs and "repair" not in entry, entry

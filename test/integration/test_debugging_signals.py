@@ -138,7 +138,7 @@ def _every_hint(mcp, api_key, history, made) -> list[str]:
     hints = []
     waited = mcp.call_ok("wait_for_jobs", job_ids=jobs, timeout_seconds=5, api_key=api_key)
     by_history = mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=5, api_key=api_key)
-    for entry in waited["jobs"] + by_history["recently_finished"]:
+    for entry in waited["jobs"] + by_history["recently_finished"] + by_history.get("paused", []):
         hints += [entry[key] for key in ("repair", "resume_with") if entry.get(key)]
     for job in jobs:
         report = mcp.call_ok("get_job_errors", job_id=job, api_key=api_key)

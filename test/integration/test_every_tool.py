@@ -11,6 +11,7 @@ from conftest import (
     patch_set_tools,
     STOCK_TOOLS,
 )
+from galaxy_mcp_analysis.core.errors import ErrorCode
 from galaxy_mcp_analysis.testing import tools_reference
 from galaxy_mcp_analysis.mcp.errors import (
     leaks_internals,
@@ -26,7 +27,9 @@ from galaxy_mcp_analysis.mcp.declaration import annotations_of
 from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 ANNOTATION_FIELDS = ("title", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
-CODED = re.compile(r"^\[(VALIDATION_ERROR|NOT_FOUND|AUTHENTICATION_ERROR|AUTHORIZATION_ERROR|NOT_READY|CONFLICT|SYSTEM_ERROR)\] \S")
+# Every code of the one mapping: ERROR_TEXTS gathers the whole run's errors, policy and sign-in refusals too
+# (FORBIDDEN, RATE_LIMITED) when their modules ran first.
+CODED = re.compile(rf"^\[({'|'.join(code.value for code in ErrorCode)})\] \S")
 
 
 @pytest.fixture(scope="module")

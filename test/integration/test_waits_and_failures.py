@@ -26,7 +26,7 @@ def test_a_wait_by_history_after_the_jobs_ended_still_shows_the_flagged_one(mcp,
     history, grep_job = ended
     waited = mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=5, api_key=api_key)
     assert (waited["jobs"], waited["pending_at_call"], waited["all_terminal"]) == ([], [], True), waited
-    assert "No job of this history was unfinished" in waited["nothing_pending"], waited
+    assert "No job of this history was running or queued" in waited["nothing_pending"], waited
     recent = {entry["job_id"]: entry for entry in waited["recently_finished"]}
     assert grep_job in recent, waited
     flagged = recent[grep_job]
@@ -61,6 +61,11 @@ def test_a_paused_job_says_why_and_what_resumes_it(galaxy, mcp, api_key, history
     assert paused["errored_inputs"] == [{"dataset_id": cut_output, "name": paused["errored_inputs"][0]["name"],
                                          "job_id": cut["jobs"][0]["id"]}], paused
     assert f"rerun_job(job_id='{cut['jobs'][0]['id']}'" in paused["resume_with"], paused
+    # A survey lists the stuck job under paused however long ago it paused (here: a look-back of 0 s).
+    survey = mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=0, since_seconds=0, api_key=api_key)
+    assert [entry["job_id"] for entry in survey["paused"]] == [sort["jobs"][0]["id"]], survey
+    assert survey["paused"][0]["resume_with"] == paused["resume_with"] and survey["recently_finished"] == [], survey
+    assert "1 paused job(s)" in survey["nothing_pending"], survey
 
 
 def test_an_upload_whose_dataset_failed_shows_the_datasets_own_error_and_refuses_a_datatype_change(

@@ -70,18 +70,19 @@ def wait_for_jobs(
     """Wait until jobs finish or the timeout passes; one call instead of polling get_job_status.
 
     Name jobs by job_ids, dataset_ids, invocation_id and/or history_id. A history adds
-    pending_at_call, recently_finished (ended in the since_seconds before the call) and
-    nothing_pending; an invocation adds invocation_scheduled, invocation_outputs [{step_index,
-    label, output_name, src, id}]. Finished: ok, error, failed, deleted, stopped, skipped, paused
-    (with paused_reason, resume_with). Returns jobs [{job_id, tool_id, state, exit_code,
-    suspected_silent_failure, empty_outputs?, evidence?, failed_outputs?, repair?, replaced_by?}], all_terminal,
-    timed_out, state_counts (of jobs, not recently_finished), waited_seconds, timeout_applied,
-    capped, server_busy?. Call again while timed_out; progressToken gets notifications/progress.
+    pending_at_call, recently_finished (ended in the since_seconds before the call), paused? (its
+    paused jobs, whatever their age) and nothing_pending; an invocation adds invocation_scheduled,
+    invocation_outputs [{step_index, label, output_name, src, id}]. Finished: ok, error, failed,
+    deleted, stopped, skipped, paused (with paused_reason, resume_with). Returns jobs [{job_id,
+    tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, failed_outputs?,
+    repair?, replaced_by?}], all_terminal, timed_out, state_counts (of jobs, not recently_finished),
+    waited_seconds, timeout_applied, capped, server_busy?. Call again while timed_out;
+    progressToken gets notifications/progress.
     Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}], ...}
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
     Next: get_job_errors(job_id) for state error or suspected_silent_failure; repair? is the call
-    that fixes it; peek_dataset_content(dataset_id).
+    that can fix it; peek_dataset_content(dataset_id).
     """
     return ops.wait_for_jobs(
         job_ids=job_ids,

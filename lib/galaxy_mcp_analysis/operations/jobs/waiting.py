@@ -96,7 +96,9 @@ class JobWaiting:
                 states, timed_out, scheduled = polled
                 jobs = [self._wait_entry(job, encoded, *states[job]) for job, encoded in watched.items()]
                 if history_id:
-                    recent = self._recently_finished(history_id, called_at - timedelta(seconds=since), set(watched))
+                    paused = self._paused_jobs_of(history_id, set(watched))
+                    recent = self._recently_finished(history_id, called_at - timedelta(seconds=since),
+                                                     set(watched) | {job for job, _ in paused})
             finally:
                 self._end_read_transaction()
         counts: dict[str, int] = {}
@@ -112,7 +114,8 @@ class JobWaiting:
             "capped": capped,
         }
         if history_id:
-            result.update(_history_fields(jobs, [watched[job] for job in pending_at_call], recent, since))
+            result.update(_history_fields(jobs, [watched[job] for job in pending_at_call], recent, since,
+                                          [entry for _, entry in paused]))
         if invocation_id:
             result["invocation_id"] = invocation_id
             result["invocation_scheduled"] = scheduled
@@ -168,6 +171,15 @@ class JobWaiting:
         states = self._job_states(ended) if ended else {}
         encode = self.trans.security.encode_id
         return [self._wait_entry(job, encode(job), *states[job]) for job in ended if job in states]
+
+    def _paused_jobs_of(self, history_id: str, listed: set[int]) -> list[tuple[int, dict[str, Any]]]:
+        """The history's paused jobs, however long ago they paused: a wait counts paused as finished, but a
+        survey must never lose the stuck step to its since_seconds window."""
+        payload = JobIndexPayload(history_id=history_id, states=["paused"], limit=MAX_RECENT_JOBS)
+        paused = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
+        states = self._job_states(paused) if paused else {}
+        encode = self.trans.security.encode_id
+        return [(job, self._wait_entry(job, encode(job), *states[job])) for job in paused if job in states]
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
         self.lookup.history(history_id)  # readable by the caller, else a coded error
@@ -301,19 +313,23 @@ class _ProgressReports:
             self.report(finished, total, message)
 
 
-def _history_fields(jobs: list[dict[str, Any]], pending: list[str], recent: list[dict[str, Any]], since: int):
+def _history_fields(jobs: list[dict[str, Any]], pending: list[str], recent: list[dict[str, Any]], since: int,
+                    paused: list[dict[str, Any]]):
     """What a wait by history adds: the jobs unfinished when it began (encoded ids: ``pending``), those that
-    ended shortly before, and a word when nothing was pending."""
+    ended shortly before, its paused jobs whatever their age, and a word when nothing was pending."""
     by_id = {entry["job_id"]: entry for entry in jobs}
     fields: dict[str, Any] = {
         "pending_at_call": [by_id[job] for job in pending],
         "recently_finished": recent,
         "since_seconds": since,
     }
+    if paused:
+        fields["paused"] = paused
     if not pending:
+        stuck = f"; {len(paused)} paused job(s) wait for a failed input to be fixed (paused)" if paused else ""
         fields["nothing_pending"] = (
-            f"No job of this history was unfinished when the call began; recently_finished lists the "
-            f"jobs that ended in the {since} s before it (up to {MAX_RECENT_JOBS}, newest first)."
+            f"No job of this history was running or queued when the call began{stuck}; recently_finished lists "
+            f"the jobs that ended in the {since} s before it (up to {MAX_RECENT_JOBS}, newest first)."
         )
     return fields
 
