@@ -165,12 +165,12 @@ class GalaxyAuthorizationProvider:
         except Exception:  # the tokens are issued; a failed purge (a locked database) waits for the next turn
             log.warning("galaxy-mcp-analysis: purging expired OAuth rows failed", exc_info=True)
 
-    def verified(self, token: str) -> GrantedToken | None:
-        """The row of the live access token ``token`` names, for this resource (one joined SELECT); None if
-        unknown, expired or revoked. The bearer gate's check, once per request: no model is built."""
+    def verified(self, token: str, engine=None) -> GrantedToken | None:
+        """The row of the live access token ``token`` names, for this resource (one joined SELECT, on ``engine``
+        if given); None if unknown, expired or revoked. The bearer gate's check, once per request: no model built."""
         if not token.startswith(rules.ACCESS_PREFIX):
             return None
-        row = self.store.token(rules.token_hash(token), "access")
+        row = self.store.token(rules.token_hash(token), "access", engine)
         if row is None or row.grant_revoked or rules.expired(row.expires_at):
             return None
         return row if same_resource(row.resource, self.resource) else None

@@ -22,11 +22,24 @@ def _read_only(tool) -> bool:
 
 
 class TokenScopes(Middleware):
+    """``facts``: the tools' facts table (tools.TOOL_FACTS), whose ``read_only`` is the annotation served; a
+    tool without a row is asked of the server (FastMCP's ``get_tool``, which runs the transforms again; the
+    table spares a token's every call that)."""
+
+    def __init__(self, facts: dict | None = None):
+        self.facts = facts or {}
+
+    async def _read_only(self, context) -> bool:
+        facts = self.facts.get(context.message.name)
+        if facts is not None:
+            return facts.read_only
+        tool = await context.fastmcp_context.fastmcp.get_tool(context.message.name)
+        return tool is not None and _read_only(tool)
+
     async def on_call_tool(self, context, call_next):
         caller = current_caller()
         if caller is not None:
-            tool = await context.fastmcp_context.fastmcp.get_tool(context.message.name)
-            read_only = tool is not None and _read_only(tool)
+            read_only = await self._read_only(context)
             if not rules.allows(caller.scopes, read_only):
                 needed = rules.needed_scope(read_only)
                 raise AnalysisError(

@@ -9,8 +9,10 @@ used again (expired codes and tokens, a revoked grant's codes and tokens, a gran
 token expired) and keeps the revoked grants' own rows, which ``oauth list --all`` shows.
 """
 
+import os
 import secrets
 import time
+import weakref
 from dataclasses import dataclass
 
 from galaxy_mcp_analysis.core import oauth as rules
@@ -18,6 +20,7 @@ from galaxy_mcp_analysis.core import oauth as rules
 from sqlalchemy import (
     Boolean,
     Column,
+    create_engine,
     delete,
     Float,
     ForeignKey,
@@ -31,6 +34,7 @@ from sqlalchemy import (
     Text,
     update,
 )
+from sqlalchemy.pool import SingletonThreadPool
 
 METADATA = MetaData()
 
@@ -99,6 +103,8 @@ class SignInStore:
 
     def __init__(self, engine):
         self.engine = engine
+        #: The bearer gate's engine for its one read without a thread (``quick_reads``); None: read in a thread.
+        self.quick_engine = quick_reads(engine)
 
     def create_tables(self) -> None:
         METADATA.create_all(self.engine, checkfirst=True)
@@ -140,7 +146,9 @@ class SignInStore:
         return _granted(row, scopes=row["scopes"], code_challenge=row["code_challenge"],
                         redirect_uri=row["redirect_uri"], redirect_explicit=row["redirect_explicit"])
 
-    def token(self, token_hash: str, kind: str) -> GrantedToken | None:
+    def token(self, token_hash: str, kind: str, engine=None) -> GrantedToken | None:
+        """The code-less row of a token with its grant; ``engine``: another engine on the same database
+        (``quick_reads``'s), else the store's."""
         query = (select(TOKENS, GRANTS.c.client_id, GRANTS.c.user_id, GRANTS.c.resource, GRANTS.c.revoked_at,
                         CLIENTS.c.client_name)
                  .join(GRANTS, GRANTS.c.grant_id == TOKENS.c.grant_id)
@@ -148,7 +156,7 @@ class SignInStore:
                  .where(TOKENS.c.token_hash == token_hash, TOKENS.c.kind == kind))
         # One SELECT needs no transaction: autocommit spares the BEGIN and ROLLBACK of every request's check
         # (on sqlite with isolation_level=IMMEDIATE, as make serve's Galaxy runs, BEGIN takes the write lock).
-        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        with (engine or self.engine).connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             row = connection.execute(query).mappings().first()
         return None if row is None else _granted(row, scopes=row["scopes"])
 
@@ -212,6 +220,29 @@ class SignInStore:
             query = query.where(GRANTS.c.revoked_at.is_(None))
         with self.engine.connect() as connection:
             return [dict(row) for row in connection.execute(query).mappings()]
+
+
+#: How long a quick read waits for a sqlite file another connection is writing (its commit's lock), seconds;
+#: longer, and the caller reads through the store's engine in a worker thread instead.
+QUICK_READ_WAIT_SECONDS = 0.02
+
+
+def quick_reads(engine):
+    """An engine for one small read on the thread that asks (the bearer gate's, on the event loop): a sqlite
+    file's connection kept open per thread and process (Galaxy's own engine opens the file again for every
+    connection, ``NullPool``), waiting at most QUICK_READ_WAIT_SECONDS for a writer's lock. None for any other
+    database (PostgreSQL: a pooled connection, read in a worker thread, as a network round trip must be).
+    Every read is its own autocommit statement, so it sees every commit before it: a revocation at once."""
+    url = engine.url
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    quick = create_engine(url, poolclass=SingletonThreadPool, pool_size=2,
+                          connect_args={"check_same_thread": False, "timeout": QUICK_READ_WAIT_SECONDS})
+    # A forked worker (gunicorn) opens its own: never the parent's file handle. (Galaxy's register_after_fork
+    # runs only in multiprocessing's children.)
+    forked = weakref.ref(quick)
+    os.register_at_fork(after_in_child=lambda: forked() is not None and forked().dispose(close=False))
+    return quick
 
 
 def _granted(row, *, scopes: str, **extra) -> GrantedToken:
