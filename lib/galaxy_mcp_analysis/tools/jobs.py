@@ -64,7 +64,8 @@ def wait_for_jobs(
         str | None, Field(description="Waits until this invocation is scheduled and its jobs finished.")
     ] = None,
     since_seconds: Annotated[
-        int, Field(description="With history_id: list its jobs that ended this many seconds before the call.")
+        int, Field(description="With history_id: list its jobs that ended this many seconds before the call "
+                               "(0 to 604800, a week).")
     ] = 600,
 ) -> dict[str, Any]:
     """Wait until jobs finish or the timeout passes; one call instead of polling get_job_status.
