@@ -63,6 +63,10 @@ class Lookup:
         #: ``session.get`` of each input, its access check on the loaded dataset) finds them there instead
         #: of loading them again.
         self._held: list[Any] = []
+        #: Workflow version id -> its stored workflow's id, for each version this call found
+        #: (``accessible_workflow``): an invocation's result names its stored workflow from here, as
+        #: Galaxy's commit has expired the version and reading it again would cost a select.
+        self.stored_workflow_ids: dict[int, int] = {}
 
     # ---- ids ----
 

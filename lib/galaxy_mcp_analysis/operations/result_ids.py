@@ -37,7 +37,11 @@ class ResultIds:
         if not isinstance(data, dict) or data.get("model_class") != "WorkflowInvocation":
             return data
         security = self.trans.security
-        version = self.trans.sa_session.get(Workflow, security.decode_id(str(data.get("workflow_id"))))
-        if version is None or version.stored_workflow_id is None:
+        version_id = security.decode_id(str(data.get("workflow_id")))
+        stored_id = self.lookup.stored_workflow_ids.get(version_id)
+        if stored_id is None:  # a version this call did not find itself
+            version = self.trans.sa_session.get(Workflow, version_id)
+            stored_id = version.stored_workflow_id if version is not None else None
+        if stored_id is None:
             return data
-        return {**data, "workflow_id": security.encode_id(version.stored_workflow_id)}
+        return {**data, "workflow_id": security.encode_id(stored_id)}

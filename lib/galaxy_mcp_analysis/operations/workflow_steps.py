@@ -121,12 +121,27 @@ def saved_step_values(trans, step) -> tuple[dict[str, Any], list[dict[str, Any]]
     return values, saved.parameters
 
 
+def _pinned_version_served(toolbox, step) -> bool:
+    """Whether the toolbox serves the step's tool id at its pinned version: Galaxy's workflow module
+    then picks that very tool (its ``get_tool`` answers an exact id and version before any lineage
+    search), so building the module and recovering the step's state would learn nothing. A step that
+    names a tool by uuid (a user-defined tool) is left to the module."""
+    if step.tool_uuid:
+        return False
+    tool_id = step.effective_tool_id
+    tool = toolbox.get_tool(tool_id, tool_version=step.tool_version, exact=True)
+    return tool is not None and tool.id == tool_id and str(tool.version) == str(step.tool_version)
+
+
 def version_change(trans, step, served_versions) -> dict[str, Any] | None:
     """What Galaxy runs for a tool step pinned to a version this server lacks: Galaxy's own workflow module
     for the step (``module_factory``, as an invocation builds it) picks the tool along its lineage, the
-    newest version served, and runs that one. None when the pinned version is served (or none is pinned);
+    newest version served, and runs that one. None when the pinned version is served (or none is pinned:
+    then the module is not built, ``_pinned_version_served``);
     ``served_versions(tool_id)``: the versions served, oldest first."""
     if step.type != "tool" or not step.tool_version:
+        return None
+    if _pinned_version_served(trans.app.toolbox, step):
         return None
     try:
         module = module_factory.from_workflow_step(trans, step)

@@ -30,6 +30,7 @@ class WorkflowAccess:
                 f"Workflow {workflow_id} has no version {version} (versions 0..{len(stored.workflows) - 1}).",
                 "Omit version for the latest.",
             ) from None
+        self.lookup.stored_workflow_ids[workflow.id] = stored.id
         return stored, workflow
 
 
