@@ -253,7 +253,7 @@ def replay(t: Transcript, full: bool = True) -> None:
     headers = headers_collection["id"]
     t.names.name("collection", headers, "contig headers")
     assert (headers_collection["element_count"], headers_collection["output_name"]) == (4, "out_file1")
-    assert grep["mapped_over"] == []  # already in batch form: nothing was wrapped
+    assert grep["mapped_over"] == [{"input": "input", "collection_id": assemblies, "wrapped": False}]  # batch form as given
     grep_jobs = name_jobs(t, grep, "Grep1")
     waited = wait(t, job_ids=grep_jobs)
     assert [(job["state"], job["exit_code"]) for job in waited["jobs"]] == [("ok", 0)] * 4
@@ -278,7 +278,7 @@ def replay(t: Transcript, full: bool = True) -> None:
     t.block = "chain"
     counted = t.ok("run_tool", history_id=history_id, tool_id="wc_gnu", show=RUN_SHOWN,
                    inputs={"input1": {"src": "hdca", "id": headers}, "options": ["lines"], "include_header": True})
-    assert counted["mapped_over"] == [{"input": "input1", "collection_id": headers}]  # bare hdca, wrapped for us
+    assert counted["mapped_over"] == [{"input": "input1", "collection_id": headers, "wrapped": True}]  # wrapped for us
     plasmids_run = t.ok("run_tool", history_id=history_id, tool_id="Remove beginning1", show=RUN_SHOWN,
                         inputs={"input": {"src": "hdca", "id": headers}, "num_lines": 1})
     [counts_collection] = counted["implicit_collections"]

@@ -474,7 +474,7 @@ def test_a_bare_collection_is_mapped_over_and_each_output_read_back(mcp, api_key
     history_id, collection_id, contents = fasta_list
     result = mcp.call_ok("run_tool", history_id=history_id, tool_id="cat1",
                          inputs={"input1": {"src": "hdca", "id": collection_id}}, api_key=api_key)
-    assert result["mapped_over"] == [{"input": "input1", "collection_id": collection_id}]
+    assert result["mapped_over"] == [{"input": "input1", "collection_id": collection_id, "wrapped": True}]
     (implicit,) = result["implicit_collections"]
     assert {"id", "name", "collection_type", "element_count", "output_name"} <= implicit.keys()
     assert (implicit["collection_type"], implicit["element_count"], implicit["output_name"]) == ("list", 4, "out_file1")
@@ -487,11 +487,12 @@ def test_a_bare_collection_is_mapped_over_and_each_output_read_back(mcp, api_key
     assert outputs_by_identifier(mcp, api_key, implicit) == contents
 
 
-def test_the_explicit_batch_form_works_and_is_not_reported_as_wrapped(mcp, api_key, fasta_list):
+def test_the_explicit_batch_form_works_and_is_listed_as_mapped_not_wrapped(mcp, api_key, fasta_list):
     history_id, collection_id, contents = fasta_list
     result = mcp.call_ok("run_tool", history_id=history_id, tool_id="cat1", api_key=api_key,
                          inputs={"input1": {"batch": True, "values": [{"src": "hdca", "id": collection_id}]}})
-    assert result["mapped_over"] == [] and result["implicit_collections"][0]["element_count"] == 4
+    assert result["mapped_over"] == [{"input": "input1", "collection_id": collection_id, "wrapped": False}]
+    assert result["implicit_collections"][0]["element_count"] == 4
 
 
 def test_an_input_inside_a_repeat_is_mapped_over_by_its_flat_name(galaxy, mcp, api_key, fasta_list):
@@ -501,7 +502,7 @@ def test_an_input_inside_a_repeat_is_mapped_over_by_its_flat_name(galaxy, mcp, a
         "input1": {"src": "hda", "id": header},
         "queries_0|input2": {"src": "hdca", "id": collection_id},
     })
-    assert result["mapped_over"] == [{"input": "queries_0|input2", "collection_id": collection_id}]
+    assert result["mapped_over"] == [{"input": "queries_0|input2", "collection_id": collection_id, "wrapped": True}]
     wait_for_jobs_through_mcp(mcp, api_key, [job["id"] for job in result["jobs"]])
     outputs = outputs_by_identifier(mcp, api_key, result["implicit_collections"][0])
     assert outputs == {name: ">header\n" + text for name, text in contents.items()}

@@ -213,7 +213,7 @@ def test_check_tool_inputs_is_a_dry_run_with_what_galaxy_would_run(galaxy, mcp, 
     mapped = mcp.call_ok("check_tool_inputs", history_id=history_id, tool_id="cat1", api_key=api_key,
                          inputs={"input1": ref(inputs["collection"], "hdca")})
     assert mapped["valid"] is True and mapped["jobs_expected"] == 3
-    assert mapped["mapped_over"] == [{"input": "input1", "collection_id": inputs["collection"]}]
+    assert mapped["mapped_over"] == [{"input": "input1", "collection_id": inputs["collection"], "wrapped": True}]
     assert mapped["map_over"] == [{"input": "inputs.input1", "collection_id": inputs["collection"],
                                    "collection_type": "list", "jobs": 3}]
     assert (history_snapshot(galaxy, api_key, history_id), jobs_of(galaxy, api_key, history_id)) == before

@@ -26,7 +26,7 @@ HDCA = {"src": "hdca", "id": "c0ffee"}
 def test_a_bare_collection_on_a_dataset_input_is_wrapped_and_reported():
     plan = plan_map_over(TOOL, {"input1": HDCA})
     assert plan.inputs == {"input1": {"batch": True, "values": [HDCA]}}
-    assert plan.mapped_over == [{"input": "input1", "collection_id": "c0ffee"}]
+    assert plan.mapped_over == [{"input": "input1", "collection_id": "c0ffee", "wrapped": True}]
 
 
 def test_the_agents_dict_is_not_changed():
@@ -39,7 +39,7 @@ def test_the_agents_dict_is_not_changed():
 def test_inputs_in_repeat_blocks_are_matched_by_galaxys_flat_names(key):
     plan = plan_map_over(TOOL, {key: HDCA})
     assert plan.inputs[key] == batch_form(HDCA)
-    assert plan.mapped_over == [{"input": key, "collection_id": "c0ffee"}]
+    assert plan.mapped_over == [{"input": key, "collection_id": "c0ffee", "wrapped": True}]
 
 
 def test_inputs_in_conditionals_and_sections_are_matched_by_pipe_names():
@@ -65,7 +65,6 @@ def test_multiple_dataset_inputs_take_the_collection_whole():
 @pytest.mark.parametrize(
     "value",
     [
-        {"batch": True, "values": [HDCA]},
         {"values": [HDCA]},
         {"batch": False, "values": [HDCA]},
         {"src": "hda", "id": "d1"},
@@ -80,6 +79,13 @@ def test_multiple_dataset_inputs_take_the_collection_whole():
 def test_anything_but_a_bare_collection_reference_is_left_alone(value):
     plan = plan_map_over(TOOL, {"input1": value})
     assert plan.inputs == {"input1": value} and plan.mapped_over == []
+
+
+def test_the_batch_form_is_left_alone_and_listed_as_mapped_not_wrapped():
+    value = {"batch": True, "values": [HDCA, {"src": "hda", "id": "d1"}]}
+    plan = plan_map_over(TOOL, {"input1": value})
+    assert plan.inputs == {"input1": value}
+    assert plan.mapped_over == [{"input": "input1", "collection_id": "c0ffee", "wrapped": False}]
 
 
 def test_several_inputs_are_wrapped_and_others_kept():
@@ -157,6 +163,8 @@ def test_only_bare_collections_on_mappable_inputs_change(inputs):
     assert plan.inputs.keys() == inputs.keys()
     mappable = {"input1", "queries_0|input2", "queries_3|input2", "how|labels"}
     wrapped = {key for key, value in inputs.items() if value == HDCA and key in mappable}
-    assert {entry["input"] for entry in plan.mapped_over} == wrapped
+    assert {entry["input"] for entry in plan.mapped_over if entry["wrapped"]} == wrapped
+    batched = {key for key, value in inputs.items() if isinstance(value, dict) and value.get("batch") is True}
+    assert {entry["input"] for entry in plan.mapped_over if not entry["wrapped"]} == batched
     for key, value in inputs.items():
         assert plan.inputs[key] == (batch_form(value) if key in wrapped else value)

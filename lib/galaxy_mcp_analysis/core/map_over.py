@@ -74,7 +74,8 @@ class DataInput:
 class MapOverPlan:
     #: The inputs to send to Galaxy, bare collections on dataset inputs wrapped.
     inputs: dict[str, Any]
-    #: One entry per wrapped input: {"input": flat key, "collection_id": id}.
+    #: One entry per collection mapped over: {"input": flat key, "collection_id": id, "wrapped": whether a bare
+    #: collection was put in the batch form here}.
     mapped_over: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -99,14 +100,24 @@ def plan_map_over(data_inputs: list[DataInput], inputs: dict[str, Any]) -> MapOv
     planned = dict(inputs)
     mapped_over = []
     for key, value in inputs.items():
+        # Collections already in the batch form are mapped over too: listed, so an agent reading the result
+        # never takes an empty list for "not mapped".
+        mapped_over += [{"input": key, "collection_id": item["id"], "wrapped": False} for item in _batched(value)]
         if not _is_bare_collection(value):
             continue
         target = next((data_input for data_input in data_inputs if data_input.is_named_by(key)), None)
         if target is None or not target.maps_over_collections:
             continue
         planned[key] = batch_form(value)
-        mapped_over.append({"input": key, "collection_id": value["id"]})
+        mapped_over.append({"input": key, "collection_id": value["id"], "wrapped": True})
     return MapOverPlan(planned, mapped_over)
+
+
+def _batched(value: Any) -> list[dict[str, Any]]:
+    """The collections a value in Galaxy's batch form maps over (none for any other value)."""
+    if not (isinstance(value, dict) and value.get("batch") is True and isinstance(value.get("values"), list)):
+        return []
+    return [item for item in value["values"] if isinstance(item, dict) and item.get("src") == "hdca" and "id" in item]
 
 
 def map_over_hint(data_input: DataInput) -> dict[str, Any]:

@@ -124,8 +124,8 @@ def run_tool(
     {"input": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}}. Example:
         run_tool(history_id="f2db41e1fa331b3e", tool_id="cat1",
                  inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
-    A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you and listed in
-    mapped_over [{input, collection_id}]. Never wrapped: data_collection inputs, multiple="true"
+    A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you; mapped_over
+    [{input, collection_id, wrapped}] lists every collection mapped over. Never wrapped: data_collection inputs, multiple="true"
     inputs (they take the whole collection in one job).
 
     tool_version: a version from get_tool_versions (None: Galaxy's default); guids work as tool_id.
