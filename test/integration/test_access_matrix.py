@@ -289,6 +289,8 @@ ROWS = [
     Row("restore_workflow", "workflow", WRITE, lambda i, w, c: {"workflow_id": i.spare_workflow_id}),
     Row("peek_collection_content", "collection", READ, lambda i, w, c: {"collection_id": i.collection_id},
         lambda i: f"/api/dataset_collections/{i.collection_id}?instance_type=history"),
+    Row("peek_datasets_content", "dataset", READ, lambda i, w, c: {"dataset_ids": [i.dataset_id]},
+        lambda i: f"/api/datasets/{i.dataset_id}"),
     Row("get_workflow_input_schema", "workflow", READ, lambda i, w, c: {"workflow_id": i.workflow_id},
         lambda i: f"/api/workflows/{i.workflow_id}"),
     Row("check_workflow_inputs", "workflow", READ, lambda i, w, c: {

@@ -219,6 +219,7 @@ CALLS = {
     "delete_workflow": lambda w: {"workflow_id": w["spare_workflow"]},
     "restore_workflow": lambda w: {"workflow_id": w["spare_workflow"]},
     "peek_collection_content": lambda w: {"collection_id": w["collection"]},
+    "peek_datasets_content": lambda w: {"dataset_ids": [w["ids"]["zeta"]]},
     "revert_page_revision": lambda w: {"page_id": w["page"], "revision_id": w["first_revision"]},
     "validate_page_content": lambda w: {"content": "# fine\n"},
     "peek_dataset_content": lambda w: {"dataset_id": w["ids"]["zeta"]},

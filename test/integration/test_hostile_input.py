@@ -174,6 +174,7 @@ def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
         "delete_workflow": {"workflow_id": ids.spare_workflow},
         "restore_workflow": {"workflow_id": ids.spare_workflow},
         "peek_collection_content": {"collection_id": ids.collection},
+        "peek_datasets_content": {"dataset_ids": [ids.dataset]},
         "get_workflow_input_schema": {"workflow_id": ids.workflow},
         "check_workflow_inputs": {"workflow_id": ids.workflow, "history_id": ids.history,
                                   "inputs": {"table": {"src": "hda", "id": ids.dataset}}},

@@ -432,6 +432,43 @@ def test_a_collection_read_refuses_bad_pages_and_other_users_collections(galaxy,
     assert error.startswith("[AUTHORIZATION_ERROR] ") and "SECRET" not in error, error
 
 
+def test_several_datasets_are_read_in_one_call_and_each_unreadable_one_says_why(galaxy, mcp, api_key, isolates):
+    _, ids = isolates
+    chosen = [ids["a"], ids["b"], ids["binary"], ids["gone"], ids["a"]]  # a repeated id is read once
+    result = mcp.call("peek_datasets_content", {"dataset_ids": chosen, "api_key": api_key})
+    assert not result.is_error, result.content
+    read = {entry["dataset_id"]: entry for entry in result.structured_content["datasets"]}
+    assert list(read) == [ids["a"], ids["b"], ids["binary"], ids["gone"]]
+    for name in ("a", "b"):
+        assert (read[ids[name]]["content"], read[ids[name]]["eof"]) == (ELEMENTS[name], True), read[ids[name]]
+    assert read[ids["binary"]]["error"].startswith("[VALIDATION_ERROR] ") and "content" not in read[ids["binary"]]
+    assert read[ids["gone"]]["error"].startswith("[NOT_FOUND] ") and "purged" in read[ids["gone"]]["error"]
+    text = result.content[0].text  # each content once, raw, under its dataset's line
+    assert all(f"\n{ELEMENTS[name]}" in text for name in ("a", "b")), text
+    shared = mcp.call_ok("peek_datasets_content", dataset_ids=[ids["a"], ids["b"], ids["c"]], max_bytes=600_000,
+                         api_key=api_key)
+    assert (shared["max_bytes_applied"], shared["capped"]) == (MIB // 3, True), shared  # one cap for all
+
+
+def test_a_read_of_several_datasets_refuses_before_reading_anything(galaxy, mcp, api_key, other_user_key,
+                                                                    isolates):
+    _, ids = isolates
+    for chosen, named in (([], "pass 1 to 50"), ([f"{i:016x}" for i in range(51)], "pass 1 to 50"),
+                          (["not-an-id"], "not a valid encoded id")):
+        error = mcp.call_error("peek_datasets_content", dataset_ids=chosen, api_key=api_key)
+        assert error.startswith("[VALIDATION_ERROR] ") and named in error, (chosen[:2], error)
+    unknown = missing_id(galaxy)
+    error = mcp.call_error("peek_datasets_content", dataset_ids=[ids["a"], unknown], api_key=api_key)
+    assert error.startswith("[NOT_FOUND] ") and unknown in error, error
+    other_history = mcp.call_ok("create_history", name="other-datasets", api_key=other_user_key)["id"]
+    secret = fetch(galaxy, other_user_key, other_history, {"src": "pasted", "paste_content": "SECRET-DATASET\n",
+                                                           "ext": "txt"})["id"]
+    rest(galaxy.galaxy_url, f"/api/datasets/{secret}/permissions", other_user_key, {"action": "make_private"},
+         method="PUT")  # Galaxy's new datasets are readable by id until made private
+    error = mcp.call_error("peek_datasets_content", dataset_ids=[ids["a"], secret], api_key=api_key)
+    assert error.startswith("[AUTHORIZATION_ERROR] ") and "SECRET" not in error and "alpha" not in error, error
+
+
 # ---- a non-default object store: Galaxy's `distributed` store over two disk backends ----
 
 #: Weight 0 keeps "first" readable but never picked for new datasets, so every new file lands in "second",

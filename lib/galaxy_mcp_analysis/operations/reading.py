@@ -38,6 +38,8 @@ from galaxy_mcp_analysis.core.errors import (
 
 #: Dataset states whose bytes are final (an errored job's partial output is worth reading).
 READABLE_STATES = frozenset({"ok", "error", "failed_metadata"})
+#: Datasets one peek_datasets_content call reads at most.
+MAX_DATASETS_PER_CALL = 50
 
 
 class ReadingOutputs:
@@ -150,7 +152,43 @@ class ReadingOutputs:
             result["compressed"] = "gzip"
         return result
 
+    def peek_datasets_content(self, dataset_ids: list[str], offset: int = 0, max_bytes: int = 4096) -> dict[str, Any]:
+        """The same byte range (whole lines) of several datasets in one call: every id is checked first (an
+        unknown or another user's dataset refuses the call); a dataset that cannot be read yet says why."""
+        chosen = list(dict.fromkeys(dataset_ids))
+        if not 1 <= len(chosen) <= MAX_DATASETS_PER_CALL:
+            raise AnalysisError(
+                ErrorCode.VALIDATION_ERROR,
+                f"dataset_ids holds {len(chosen)} distinct ids; pass 1 to {MAX_DATASETS_PER_CALL}.",
+                "Split the ids over several calls, or read a collection's datasets with peek_collection_content.",
+            )
+        cap = self.settings.max_read_bytes
+        max_bytes_applied, capped = clamp_max_bytes(max_bytes, cap)
+        share = max(1, cap // len(chosen))  # all share the one server cap
+        if max_bytes_applied > share:
+            max_bytes_applied, capped = share, True
+        found = [(dataset_id, self._accessible_hda(dataset_id)) for dataset_id in chosen]
+        return {
+            "datasets": [self._dataset_chunk(dataset_id, hda, offset, max_bytes_applied) for dataset_id, hda in found],
+            "max_bytes_applied": max_bytes_applied,
+            "capped": capped,
+        }
+
+    def _dataset_chunk(self, dataset_id: str, hda, offset: int, max_bytes: int) -> dict[str, Any]:
+        shown = {"dataset_id": dataset_id, "name": hda.name}
+        try:
+            self._require_readable(hda, dataset_id)
+            return {**shown, **self._hda_chunk(hda, offset, max_bytes, True, False)}
+        except AnalysisError as unreadable:
+            return {**shown, "state": hda.state, "error": f"[{unreadable.code.value}] {unreadable.message}"}
+
     def _readable_hda(self, dataset_id: str):
+        hda = self._accessible_hda(dataset_id)
+        self._require_readable(hda, dataset_id)
+        return hda
+
+    def _accessible_hda(self, dataset_id: str):
+        """The dataset if the caller may read it, whatever its state (Galaxy decides); a coded refusal else."""
         try:
             hda = self.lookup.dataset(
                 dataset_id,
@@ -167,7 +205,6 @@ class ReadingOutputs:
                     ErrorCode.VALIDATION_ERROR, f"{dataset_id} is a {kind} ({name!r}), not a history dataset.", suggestion
                 ) from None
             raise
-        self._require_readable(hda, dataset_id)
         return hda
 
     @staticmethod

@@ -84,6 +84,29 @@ def peek_collection_content(
     )
 
 
+@analysis_tool(
+    title="Read several datasets",
+    read_only=True,
+    idempotent=True,
+    text=RecordTexts("datasets", "content"),
+)
+def peek_datasets_content(
+    ops,
+    dataset_ids: Annotated[list[str], Field(description="Encoded history dataset ids, 1 to 50.")],
+    offset: int = 0,
+    max_bytes: Annotated[int, Field(description="Per dataset.")] = 4096,
+) -> dict[str, Any]:
+    """peek_dataset_content's byte range (whole lines) of several datasets in one call, e.g. every output
+    of a debugging session. Returns datasets [{dataset_id, name, content, next_offset, eof, ...} or
+    {dataset_id, name, state, error}: one not readable yet says why], max_bytes_applied, capped (all
+    share the 1 MiB server cap). Example: peek_datasets_content(dataset_ids=["a1", "b2"], max_bytes=2000).
+    Errors: [VALIDATION_ERROR] 0 or over 50 ids, a malformed id; [NOT_FOUND] unknown id;
+    [AUTHORIZATION_ERROR] another user's private dataset (nothing is read).
+    Next: peek_dataset_content(dataset_id, offset=next_offset) to read one on.
+    """
+    return ops.peek_datasets_content(dataset_ids, offset=offset, max_bytes=max_bytes)
+
+
 #: Stock Galaxy tools whose descriptions mislead agents; replaced through FastMCP transforms.
 STOCK_DESCRIPTIONS = {
     "download_dataset": """Get a download URL and metadata (name, extension, file_size, state) for a dataset.
