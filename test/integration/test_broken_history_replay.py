@@ -127,8 +127,10 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
     t.block = "broken-diagnose"
     upload = t.ok("get_job_errors", dataset_id=made["bam"][1],  # Galaxy's message names a server path: not shown
                   show={"job_id": True, "tool_id": True, "state": True, "empty_outputs": True,
-                        "failed_outputs": ["name", "dataset_id", "state"], "repair": True})
+                        "failed_outputs": ["name", "dataset_id", "state"], "repair": True, "no_repair": True})
     assert upload["empty_outputs"] == [], upload  # a failed dataset is judged by its state, not its size
+    # Text declared as BAM: no file_type makes it the BAM meant, so no call is offered as a repair.
+    assert "repair" not in upload and "only its owner" in upload["no_repair"], upload
     assert upload["failed_outputs"][0]["dataset_id"] == made["bam"][1] and "samtools" in upload["failed_outputs"][0][
         "message"]
     grep = t.ok("get_job_errors", job_id=made["grep"][0],
@@ -138,9 +140,9 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
     # ---- every repair, as written: the agent chooses only what `...` leaves open ----
     t.block = "broken-repair"
     chosen = {made["cut"][0]: {"columnList": "c1,c3"}, made["grep"][0]: {"pattern": "gene"}}
-    hints = [jobs[made[what][0]].get("repair") for what in made] + [upload["repair"]]
+    hints = [jobs[made[what][0]].get("repair") for what in made]
     repairs = {call.text: call for hint in hints if hint for call in calls_in(hint, REPAIRABLE)}
-    assert {call.tool for call in repairs.values()} == {"rerun_job", "create_dataset_from_text"}, repairs
+    assert {call.tool for call in repairs.values()} == {"rerun_job"}, repairs
     new_jobs = []
     for call in repairs.values():
         arguments = call.fill(changes=chosen.get(call.arguments.get("job_id")), file_type="txt")
@@ -170,7 +172,7 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
         entry = jobs[made[what][0]]
         assert entry.get("replaced_by") in new_jobs and "repair" not in entry, entry
     bam = jobs[made["bam"][0]]
-    assert "replaced_by" not in bam and "only its owner" in bam["repair"], bam
+    assert "replaced_by" not in bam and "repair" not in bam and "only its owner" in bam["no_repair"], bam
     assert (bam["state"], bam["failed_outputs"]) == ("ok", [made["bam"][1]]), bam  # the ok job's failed output, said
     # The job list agrees (read outside the transcript: a check, not a step of the debugging).
     rows = t.client.call("list_jobs", {"history_id": history, "limit": 100, "api_key": t.api_key}).structured_content

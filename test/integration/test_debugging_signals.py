@@ -109,27 +109,42 @@ def test_a_job_that_warned_and_left_its_output_empty_is_flagged_on_that_evidence
 # ---- 2. every repair names a call that can succeed for that object ----
 
 
-def test_a_failed_upload_is_repaired_by_uploading_its_recorded_content_again(mcp, api_key, broken):
+def test_a_failed_upload_gets_the_upload_again_or_says_why_none_can(mcp, api_key, broken):
     history, made = broken
     job, dataset = made["bam upload"]
     report = mcp.call_ok("get_job_errors", job_id=job, api_key=api_key)
     assert report["failed_outputs"][0]["dataset_id"] == dataset, report
-    [call] = calls_in(report["repair"], HINTED_TOOLS)[:1]
-    assert call.tool == "create_dataset_from_text", report["repair"]
-    assert call.arguments["content"] == "not a bam file\n" and call.arguments["history_id"] == history, call
-    assert "rerun_job" not in report["repair"] and "does not rerun uploads" in report["repair"], report["repair"]
+    # Text declared as BAM: no call can make it a BAM, so none is offered; what was recorded is quoted.
+    assert "repair" not in report and "'not a bam file\\n'" in report["no_repair"], report
+    assert not calls_in(report["no_repair"], {"create_dataset_from_text", "rerun_job"}), report["no_repair"]
     assert mcp.call_ok("get_job_parameters", job_id=job, api_key=api_key)["rerunnable"] is False
     # The job list says it too: the upload job ended ok, its output did not.
     [row] = [row for row in mcp.call_ok("list_jobs", history_id=history, limit=500, api_key=api_key)["jobs"]
              if row["job_id"] == job]
     assert (row["state"], row["failed_outputs"]) == ("ok", [dataset]), row
     refused = mcp.call_error("rerun_job", job_id=job, replace_outputs=True, api_key=api_key)
-    assert refused.startswith("[VALIDATION_ERROR]") and call.text in refused, refused
+    assert refused.startswith("[VALIDATION_ERROR]") and report["no_repair"] in refused, refused
     conflict = mcp.call_error("update_dataset", dataset_id=dataset, file_type="txt", api_key=api_key)
-    assert conflict.startswith("[CONFLICT]") and call.text in conflict and "rerun_job" not in conflict, conflict
+    assert conflict.startswith("[CONFLICT]") and report["no_repair"] in conflict and "rerun_job" not in conflict
+    # A url upload can be fetched again: that is its repair.
     [url_repair] = calls_in(mcp.call_ok("get_job_errors", job_id=made["url upload"][0], api_key=api_key)["repair"],
                             HINTED_TOOLS)[:1]
     assert url_repair.tool == "upload_file_from_url" and url_repair.arguments["url"].endswith("nobody-serves-this.tsv")
+
+
+def test_one_listing_shows_what_every_job_of_the_history_ran_with(mcp, api_key, broken):
+    history, made = broken
+    rows = {row["job_id"]: row for row in mcp.call_ok("list_jobs", history_id=history, limit=500,
+                                                         include_parameters=True, api_key=api_key)["jobs"]}
+    assert rows[made["failed cut"][0]]["parameters"]["columnList"] == "not-a-column", rows[made["failed cut"][0]]
+    assert rows[made["warned grep"][0]]["parameters"]["pattern"] == "(unclosed"
+    for what in ("failed cut", "warned grep", "empty filter", "wrong cut", "bam upload"):
+        job = made[what][0]
+        one = mcp.call_ok("get_job_parameters", job_id=job, api_key=api_key)
+        assert rows[job]["parameters"] == {entry["path"]: entry["value"] for entry in one["parameters"]}, what
+        assert rows[job]["datasets"] == {entry["path"]: entry["dataset_id"] for entry in one["datasets"]}, what
+    plain = mcp.call_ok("list_jobs", history_id=history, limit=500, api_key=api_key)["jobs"]
+    assert not any("parameters" in row for row in plain)  # only when asked: a listing stays small
 
 
 def _every_hint(mcp, api_key, history, made) -> list[str]:
@@ -158,7 +173,9 @@ def test_every_call_a_hint_names_for_the_broken_history_is_accepted(mcp, api_key
         for call in calls_in(hint, HINTED_TOOLS):
             calls.setdefault(call.text, call)
     named = {call.tool for call in calls.values()}
-    assert {"rerun_job", "create_dataset_from_text", "upload_file_from_url"} <= named, calls
+    assert {"rerun_job", "upload_file_from_url"} <= named, calls
+    # Text declared as BAM: no call can make the BAM meant, so none is named for it (no_repair says why).
+    assert not any(call.tool == "create_dataset_from_text" for call in calls.values()), calls
     tool_of_job = {job: tool for job, tool in (
         (made[what][0], what) for what in made if made[what][0])}
     fixes = {"failed cut": {"columnList": "c1"}, "warned grep": {"pattern": "chr"}, "paused sort": {}}
@@ -226,3 +243,6 @@ def test_an_unfinished_output_shows_none_of_its_inputs_metadata(galaxy, mcp, api
     wait(mcp, api_key, [result["jobs"][0]["id"]])
     done = mcp.call_ok("get_dataset_details", dataset_id=output["id"], api_key=api_key)["dataset"]
     assert (done["state"], done["metadata_columns"], done["metadata_data_lines"]) == ("ok", 3, 3), done
+    # Its permissions name roles (the caller's own private role), not any dataset, job or history.
+    roles = {role["id"] for role in rest(galaxy.galaxy_url, "/api/roles", api_key)}
+    assert done["permissions"]["manage"] and set(done["permissions"]["manage"]) <= roles, (done["permissions"], roles)

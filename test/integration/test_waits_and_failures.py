@@ -2,6 +2,8 @@
 real Galaxy): jobs that ended before a wait by history, a paused job's reason, an upload whose
 dataset failed after its job succeeded, and a datatype change Galaxy could not complete."""
 
+from collections import Counter
+
 import pytest
 
 from conftest import fetch
@@ -33,6 +35,9 @@ def test_a_wait_by_history_after_the_jobs_ended_still_shows_the_flagged_one(mcp,
     assert (flagged["tool_id"], flagged["state"], flagged["suspected_silent_failure"]) == ("Grep1", "ok", True)
     assert [output["size"] for output in flagged["empty_outputs"]] == [0], flagged
     assert waited["since_seconds"] == 600
+    # The history's count covers what ended before the call too: `state_counts` is of `jobs` only (none here).
+    assert waited["state_counts"] == {} and waited["history_state_counts"] == dict(
+        Counter(entry["state"] for entry in waited["recently_finished"])) and waited["history_state_counts"]["ok"] >= 1
 
 
 def test_the_look_back_is_the_callers_to_name(mcp, api_key, ended):
@@ -66,6 +71,7 @@ def test_a_paused_job_says_why_and_what_resumes_it(galaxy, mcp, api_key, history
     assert [entry["job_id"] for entry in survey["paused"]] == [sort["jobs"][0]["id"]], survey
     assert survey["paused"][0]["resume_with"] == paused["resume_with"] and survey["recently_finished"] == [], survey
     assert "1 paused job(s)" in survey["nothing_pending"], survey
+    assert survey["history_state_counts"] == {"paused": 1}, survey  # the paused job counted; nothing else looked back
 
 
 def test_an_upload_whose_dataset_failed_shows_the_datasets_own_error_and_refuses_a_datatype_change(
@@ -81,11 +87,15 @@ def test_an_upload_whose_dataset_failed_shows_the_datasets_own_error_and_refuses
     assert (failed["dataset_id"], failed["state"]) == (made["dataset_id"], "error"), errors
     assert "samtools" in failed["message"], failed
     assert [output["dataset_id"] for output in errors["outputs"]] == [made["dataset_id"]]
+    # Pasted text declared as a binary type: no file_type makes it one, so no call poses as the repair.
+    assert "repair" not in errors and errors["no_repair"].startswith(
+        "The upload recorded 15 characters of pasted text, 'not a bam file\\n', declared as 'bam', a binary format"), errors
 
     before = rest(galaxy.galaxy_url, f"/api/datasets/{made['dataset_id']}", api_key)
     refused = mcp.call_error("update_dataset", dataset_id=made["dataset_id"], file_type="txt", api_key=api_key)
     assert refused.startswith("[CONFLICT]") and "error state" in refused and "Nothing was changed" in refused, refused
     assert "get_job_errors(dataset_id=" in refused, refused  # where Galaxy's own reason is
+    assert "only its owner" in refused and "create_dataset_from_text" not in refused, refused
     after = rest(galaxy.galaxy_url, f"/api/datasets/{made['dataset_id']}", api_key)
     # Accepted, Galaxy would have moved it to setting_metadata for good and changed its extension.
     assert (after["state"], after["extension"]) == ("error", before["extension"]) and before["extension"] != "txt"

@@ -6,6 +6,7 @@ from galaxy_mcp_analysis.core.reruns import (
     OutputPlace,
     Placement,
     placements,
+    upload_remedy,
     upload_sources,
 )
 
@@ -47,3 +48,20 @@ def test_an_unreadable_request_has_no_sources():
     assert upload_sources(None) == upload_sources("not json") == upload_sources({"targets": "x"}) == []
     nested = {"targets": [{"elements": [{"elements": [{"src": "pasted", "paste_content": "z"}]}]}]}
     assert upload_sources(nested) == [{"src": "pasted", "paste_content": "z"}]
+
+
+def test_pasted_text_declared_as_a_binary_type_has_no_repair_only_the_reason():
+    sources = [{"src": "pasted", "paste_content": "not a bam file\n", "ext": "bam"}]
+    remedy = upload_remedy(sources, "h1", binary_types={"bam"})
+    assert list(remedy) == ["no_repair"]
+    assert "15 characters of pasted text, 'not a bam file\\n', declared as 'bam'" in remedy["no_repair"]
+    assert "create_dataset_from_text" not in remedy["no_repair"]  # nothing poses as the fix
+
+
+def test_an_upload_of_a_text_type_or_a_url_is_repaired_by_uploading_it_again():
+    pasted = upload_remedy([{"src": "pasted", "paste_content": "a\tb\n", "ext": "fasta"}], "h1", {"bam"})
+    assert pasted["repair"].startswith("create_dataset_from_text(history_id='h1', content='a\\tb\\n', file_type=...)")
+    url = upload_remedy([{"src": "url", "url": "https://example.org/r.bam", "ext": "bam"}], "h1", {"bam"})
+    assert url["repair"].startswith("upload_file_from_url(history_id='h1', url='https://example.org/r.bam'")
+    long = upload_remedy([{"src": "pasted", "paste_content": "x" * 3000, "ext": "txt"}], "h1", set())
+    assert "content=...," in long["repair"]  # too long to repeat: the agent supplies it

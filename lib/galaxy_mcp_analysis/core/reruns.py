@@ -40,6 +40,8 @@ def placements(failed: list[OutputPlace], new: list[OutputPlace]) -> tuple[list[
 
 #: Pasted text a repair repeats in full; longer text is the agent's to supply again.
 MAX_REPAIR_CONTENT = 2000
+#: Pasted text a no_repair quotes (what was recorded instead of the file meant).
+QUOTED_CONTENT = 200
 
 
 def upload_sources(request) -> list[dict[str, Any]]:
@@ -60,3 +62,30 @@ def upload_sources(request) -> list[dict[str, Any]]:
         if item.get("src") in ("pasted", "url"):
             sources.append({key: item[key] for key in ("src", "url", "paste_content", "ext") if key in item})
     return sources
+
+
+def upload_remedy(sources: list[dict[str, Any]], history: str, binary_types: set[str]) -> dict[str, str]:
+    """What can be done about a failed upload, from the sources its job recorded: ``repair``, a call that
+    can succeed, or ``no_repair``, why none can. Galaxy does not rerun uploads, so the repair is the upload
+    again; pasted text declared as a binary type (``binary_types``: e.g. text declared as BAM) cannot be
+    made into that type by any file_type, so no call is offered as if it could."""
+    source = sources[0] if len(sources) == 1 else {}
+    declared = source.get("ext")
+    if source.get("src") == "pasted" and declared in binary_types:
+        content = source.get("paste_content", "")
+        shown = repr(content[:QUOTED_CONTENT]) + ("..." if len(content) > QUOTED_CONTENT else "")
+        return {"no_repair": (
+            f"The upload recorded {len(content)} characters of pasted text, {shown}, declared as {declared!r}, "
+            f"a binary format: no file_type turns text into a {declared}, so no call here makes the file meant. "
+            f"If a real {declared} file exists, only its owner has it; once you have it, upload_file_from_url. "
+            "The failed dataset can stay as the record.")}
+    if source.get("src") == "url":
+        call = f"upload_file_from_url(history_id={history!r}, url={source['url']!r}, file_type=...)"
+    elif source.get("src") == "pasted" and len(source.get("paste_content", "")) <= MAX_REPAIR_CONTENT:
+        call = f"create_dataset_from_text(history_id={history!r}, content={source['paste_content']!r}, file_type=...)"
+    else:
+        call = f"create_dataset_from_text(history_id={history!r}, content=..., file_type=...)"
+    return {"repair": (
+        f"{call}: Galaxy does not rerun uploads. If the recorded source is the right data, upload it again with a "
+        "file_type that fits it (failed_outputs has Galaxy's message); if the source itself is not the data "
+        "meant, only its owner can supply the right file. The failed dataset can stay as the record.")}

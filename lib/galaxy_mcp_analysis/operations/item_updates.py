@@ -41,7 +41,7 @@ from galaxy_mcp_analysis.operations.galaxy_tags import (
 
 class ItemUpdates:
     """Operations mixin of AnalysisOperationsManager (needs its ``app``, ``trans``, ``lookup``,
-    ``get_dataset_details``, ``check_file_type`` and ``repair_hint``)."""
+    ``get_dataset_details``, ``check_file_type`` and ``remedy``)."""
 
     def _require_mutable_history(self, history, item: str, kind: str) -> None:
         """Galaxy's own rule (``HistoryManager.error_unless_mutable``) as a coded error about an item of it
@@ -173,7 +173,7 @@ class ItemUpdates:
                 f"Dataset {dataset_id} is in the error state; a datatype change would start a metadata job that "
                 "Galaxy pauses behind it, and the dataset would stay in setting_metadata. Nothing was changed.",
                 f"Read why it failed with get_job_errors(dataset_id={dataset_id!r}) (failed_outputs has Galaxy's "
-                f"message), then make it again: {self._remaking(hda)}",
+                f"message). {self._remaking(hda)}",
             )
         if not hda.ok_to_edit_metadata():
             raise AnalysisError(
@@ -184,10 +184,12 @@ class ItemUpdates:
             )
 
     def _remaking(self, hda: HistoryDatasetAssociation) -> str:
-        """The call that makes an errored dataset again: its creating job's repair (Jobs.repair_hint)."""
-        job = hda.creating_job
-        repair = self.repair_hint(job) if job is not None else None
-        return repair or "create_dataset_from_text or upload_file_from_url with the right file_type."
+        """The call that makes an errored dataset again, its creating job's repair, or why none can (Jobs.remedy)."""
+        remedy = self.remedy(hda.creating_job) if hda.creating_job is not None else {}
+        if "no_repair" in remedy:
+            return remedy["no_repair"]
+        return ("Then make it again: "
+                + (remedy.get("repair") or "create_dataset_from_text or upload_file_from_url with the right file_type."))
 
     def _metadata_jobs(self, hda: HistoryDatasetAssociation) -> list[int]:
         """Ids of the set-metadata jobs that read this dataset (Galaxy's datatype change starts one)."""

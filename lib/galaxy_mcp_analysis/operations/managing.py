@@ -72,8 +72,10 @@ class ManagingRuns:
         tool_id: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        include_parameters: bool = False,
     ) -> dict[str, Any]:
-        """The caller's jobs (or a readable history's), newest first, with outputs and the silent-failure flag."""
+        """The caller's jobs (or a readable history's), newest first, with outputs and the silent-failure flag
+        (and with ``include_parameters`` what each ran with: one call instead of get_job_parameters per job)."""
         if not 1 <= limit <= MAX_LISTED_JOBS or not 0 <= offset <= MAX_OFFSET:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
@@ -102,7 +104,7 @@ class ManagingRuns:
         jobs = {job.id: job for job in self.trans.sa_session.scalars(select(Job).where(Job.id.in_(listed)))}
         total = self._count_jobs(decoded_history, state, tool_id)
         return {
-            "jobs": [self._job_row(jobs[job_id]) for job_id in listed],
+            "jobs": [self._job_row(jobs[job_id], include_parameters) for job_id in listed],
             "total": total,
             "limit": limit,
             "offset": offset,
@@ -118,7 +120,7 @@ class ManagingRuns:
             count = count.where(Job.tool_id == tool_id)
         return self.trans.sa_session.scalar(count) or 0
 
-    def _job_row(self, job: Job) -> dict[str, Any]:
+    def _job_row(self, job: Job, include_parameters: bool = False) -> dict[str, Any]:
         encode = self.trans.security.encode_id
         row = {
             "job_id": encode(job.id),
@@ -138,6 +140,8 @@ class ManagingRuns:
         flagged = row["suspected_silent_failure"] or row["failed_outputs"] or job.state in FAILED_JOB_STATES
         if (flagged or hidden_outputs(job)) and (replacer := self.replaced_by(job)):
             row["replaced_by"] = replacer
+        if include_parameters:
+            row.update(self.recorded_values(job))
         return row
 
     def job_outputs(self, job: Job) -> list[dict[str, Any]]:

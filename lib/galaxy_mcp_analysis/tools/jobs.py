@@ -39,8 +39,8 @@ def get_job_errors(
     evidence? {exit_code, tool_stderr_bytes, job_messages, input_sizes}, suspected_silent_failure
     (ok job that wrote stderr or warned, a required output 0 bytes; empty alone is no failure), outputs
     [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job),
-    repair? (a call that can fix it; it says when it cannot) or replaced_by (the job that took its outputs' places: nothing left
-    to do), command_line where Galaxy shows it. Long logs keep head and tail.
+    repair? (a call that can fix it) or no_repair? (why none can) or replaced_by? (the job that took its outputs'
+    places: nothing left to do), command_line where Galaxy shows it. Long logs keep head and tail.
     Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
     Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown
     id; [AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown).
@@ -72,11 +72,11 @@ def wait_for_jobs(
 
     Name jobs by job_ids, dataset_ids, invocation_id and/or history_id. A history adds
     pending_at_call, recently_finished (ended in the since_seconds before the call), paused? (its
-    paused jobs, whatever their age) and nothing_pending; an invocation adds invocation_scheduled,
+    paused jobs, whatever their age), history_state_counts (job states of all three) and nothing_pending; an invocation adds invocation_scheduled,
     invocation_outputs [{step_index, label, output_name, src, id}]. Finished: ok, error, failed,
     deleted, stopped, skipped, paused (with paused_reason, resume_with). Returns jobs [{job_id,
     tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, failed_outputs?,
-    repair?, replaced_by?}], all_terminal, timed_out, state_counts (of jobs, not recently_finished),
+    repair?, no_repair?, replaced_by?}], all_terminal, timed_out, state_counts (of jobs, not recently_finished),
     waited_seconds, timeout_applied, capped, server_busy?. Call again while timed_out;
     progressToken gets notifications/progress.
     Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}], ...}

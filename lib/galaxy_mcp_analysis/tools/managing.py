@@ -33,17 +33,22 @@ def list_jobs(
     tool_id: Annotated[str | None, Field(description="Only this tool's jobs.")] = None,
     limit: Annotated[int, Field(description="1 to 500.")] = 50,
     offset: Annotated[int, Field(description="Jobs to skip.")] = 0,
+    include_parameters: Annotated[
+        bool, Field(description="Add each job's parameters {path: value} and datasets {path: dataset_id}.")
+    ] = False,
 ) -> dict[str, Any]:
     """List your jobs (or a readable history's), newest first: jobs [{job_id, tool_id, state, exit_code,
     create_time, history_id, outputs, suspected_silent_failure, failed_outputs (ids; an upload's output can
     fail after an ok job), replaced_by? (the job that took its outputs' places), ...}], total.
+    include_parameters: what every job ran with in one call (paths as get_job_parameters').
 
     Example: list_jobs(history_id="...", state="error").
     Errors: [VALIDATION_ERROR] unknown state, bad limit/offset; [AUTHORIZATION_ERROR] history not readable.
     Next: get_job_errors(job_id); get_job_parameters(job_id); wait_for_jobs(history_id=...,
     timeout_seconds=0) lists a history's jobs with empty_outputs, evidence and repair in one call.
     """
-    return ops.list_jobs(history_id=history_id, state=state, tool_id=tool_id, limit=limit, offset=offset)
+    return ops.list_jobs(history_id=history_id, state=state, tool_id=tool_id, limit=limit, offset=offset,
+                         include_parameters=include_parameters)
 
 
 @analysis_tool(title="Read a job's parameters", read_only=True, idempotent=True)

@@ -7,8 +7,9 @@ SERVER_INSTRUCTIONS = (
     "kind (history_id, dataset_id, collection_id, job_id, ...). Usual path: create_history; "
     "create_dataset_from_text or upload_file_from_url; create_collection; search_tools, then "
     "get_tool_input_schema; run_tool (check_tool_inputs checks without running; a collection given to a "
-    "dataset input maps over it); wait_for_jobs; peek_dataset_content or peek_collection_content to read "
-    "results; get_job_errors for a failed or flagged job (a repair field names the call that fixes it); "
+    "dataset input maps over it); wait_for_jobs; peek_dataset_content, peek_datasets_content (several) or "
+    "peek_collection_content to read results; list_jobs(history_id, include_parameters=true) shows what each "
+    "job ran with; get_job_errors for a failed or flagged job (a repair field names the call that fixes it); "
     "create_page for a report; create_workflow_from_history, then invoke_workflow. Every error starts with a "
     "[CODE] and says what to call next."
 )

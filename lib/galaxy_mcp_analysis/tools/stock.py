@@ -168,7 +168,7 @@ STOCK_DESCRIPTIONS = {
     "get_history_contents.visible": "false: only hidden items; true: only visible ones; null: both.",
     "get_dataset_details": """A dataset's metadata: name, state, extension, file_size, genome_build, peek, misc_info.
 
-    metadata_* null until finished; peek is a preview (peek_preview).
+    metadata_* null until finished; peek is a preview (peek_preview); permissions hold role ids.
     No content: read it with peek_dataset_content(dataset_id). Errors: [NOT_FOUND] unknown id;
     [AUTHORIZATION_ERROR] another user's private dataset.
     Next: peek_dataset_content(dataset_id); get_job_details(dataset_id) for the job that made it.

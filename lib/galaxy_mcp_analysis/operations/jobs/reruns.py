@@ -11,6 +11,7 @@ result lists what was replaced (``core.reruns``).
 
 from typing import Any
 
+from galaxy.datatypes.binary import Binary
 from galaxy.model import (
     HistoryDatasetAssociation,
     Job,
@@ -29,9 +30,9 @@ from galaxy_mcp_analysis.core.errors import (
 )
 from galaxy_mcp_analysis.core.managing import merge_changes
 from galaxy_mcp_analysis.core.reruns import (
-    MAX_REPAIR_CONTENT,
     OutputPlace,
     placements,
+    upload_remedy,
     upload_sources,
 )
 from galaxy_mcp_analysis.operations.jobs.recorded_state import (
@@ -81,6 +82,22 @@ class JobReruns:
         }
 
 
+    def recorded_values(self, job: Job) -> dict[str, Any]:
+        """``get_job_parameters``' values in brief, for a job listing: {path: value} and {path: dataset_id};
+        None where get_job_parameters would refuse (a tool this Galaxy lost, a job Galaxy does not show the caller)."""
+        tool = self.job_tool(job)
+        try:  # a listing of a readable history must not show more than get_job_parameters would
+            self.lookup.job(self.trans.security.encode_id(job.id))
+        except AnalysisError:
+            tool = None
+        if tool is None:
+            return {"parameters": None, "datasets": None}
+        recorded = self._recorded(job, tool)
+        return {
+            "parameters": {entry["path"]: entry["value"] for entry in recorded.parameters},
+            "datasets": {entry["path"]: entry["dataset_id"] for entry in recorded.datasets},
+        }
+
     def _tool_of(self, job: Job, job_id: str):
         tool = self.job_tool(job)
         if tool is None:
@@ -128,7 +145,7 @@ class JobReruns:
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
                 f"Job {job_id} ran {job.tool_id!r}, which Galaxy does not rerun (uploads and data sources).",
-                upload_repair(job, tool, self.trans.security.encode_id),
+                next(iter(upload_remedy_of(job, tool, self.app, self.trans.security.encode_id).values())),
             )
         job_history = self.trans.security.encode_id(job.history_id)
         target_history = history_id or job_history
@@ -213,10 +230,20 @@ class JobReruns:
 
     def remedy(self, job: Job) -> dict[str, str]:
         """What is left to do about a failed or suspect job: nothing once another job took its outputs' places
-        (``replaced_by``: a survey after the fix must not invite a second rerun), else its ``repair``, if any."""
+        (``replaced_by``: a survey after the fix must not invite a second rerun), else its ``repair``, if any, or for
+        an upload no call can remake, ``no_repair`` (why)."""
         if replacer := self.replaced_by(job):
             return {"replaced_by": replacer}
+        if (tool := self.job_tool(job)) is not None and not tool.is_workflow_compatible:
+            return self._upload_remedy(job, tool)
         return {"repair": hint} if (hint := self.repair_hint(job)) else {}
+
+    def _upload_remedy(self, job: Job, tool) -> dict[str, str]:
+        """An upload's ``repair`` or ``no_repair`` if the job or an output failed, else nothing."""
+        failed_output = any(a.dataset.state in FAILED_OUTPUT_STATES for a in job.output_datasets if a.dataset)
+        if job.state not in FAILED_JOB_STATES and not failed_output:
+            return {}
+        return upload_remedy_of(job, tool, self.app, self.trans.security.encode_id)
 
     def replaced_by(self, job: Job) -> str | None:
         """The job whose output now holds one of this job's outputs' hids, or None.
@@ -242,9 +269,7 @@ class JobReruns:
         rerun_job as it will take it, for an upload (which Galaxy does not rerun) the upload again."""
         tool = self.job_tool(job)
         if tool is not None and not tool.is_workflow_compatible:
-            failed_output = any(a.dataset.state in FAILED_OUTPUT_STATES for a in job.output_datasets if a.dataset)
-            return upload_repair(job, tool, self.trans.security.encode_id) if (
-                job.state in FAILED_JOB_STATES or failed_output) else None
+            return self._upload_remedy(job, tool).get("repair")
         suspect = job.state == "ok" and self.output_verdict(job).suspected_silent_failure
         if job.state not in FAILED_JOB_STATES and not suspect:
             return None
@@ -317,21 +342,15 @@ def hidden_outputs(job: Job) -> bool:
                for association in job.output_datasets)
 
 
-def upload_repair(job: Job, tool, encode_id) -> str:
-    """The upload again, with what the job recorded: Galaxy does not rerun an upload (``rerunnable: false``)."""
-    history = encode_id(job.history_id)
+def upload_remedy_of(job: Job, tool, app, encode_id) -> dict[str, str]:
+    """``core.reruns.upload_remedy`` for an upload's job: its recorded sources and the binary types Galaxy knows."""
     recorded = upload_sources(tool.get_param_values(job, ignore_errors=True).get("request_json"))
-    source = recorded[0] if len(recorded) == 1 else {}
-    if source.get("src") == "url":
-        call = f"upload_file_from_url(history_id={history!r}, url={source['url']!r}, file_type=...)"
-    elif source.get("src") == "pasted" and len(source.get("paste_content", "")) <= MAX_REPAIR_CONTENT:
-        call = f"create_dataset_from_text(history_id={history!r}, content={source['paste_content']!r}, file_type=...)"
-    else:
-        call = f"create_dataset_from_text(history_id={history!r}, content=..., file_type=...)"
-    return (f"{call}: Galaxy does not rerun uploads. If the recorded source is the right data, upload it again with "
-            "a file_type that fits it (get_job_errors' failed_outputs has Galaxy's message); if the source itself is "
-            "not the data meant (e.g. text declared as BAM), only its owner can supply the right file. The failed "
-            "dataset can stay as the record.")
+    registry = app.datatypes_registry
+    # Galaxy's own test for a binary datatype (galaxy.datatypes.data._is_binary_file); its is_binary flag is
+    # "maybe" for compressed formats such as bam.
+    binary = {source["ext"] for source in recorded if source.get("ext")
+              and isinstance(registry.get_datatype_by_extension(source["ext"]), Binary)}
+    return upload_remedy(recorded, encode_id(job.history_id), binary)
 
 
 def _places(job: Job) -> list[OutputPlace]:

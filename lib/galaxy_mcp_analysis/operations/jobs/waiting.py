@@ -8,6 +8,7 @@ is paused) live in ``core.waiting``.
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import (
@@ -316,7 +317,8 @@ class _ProgressReports:
 def _history_fields(jobs: list[dict[str, Any]], pending: list[str], recent: list[dict[str, Any]], since: int,
                     paused: list[dict[str, Any]]):
     """What a wait by history adds: the jobs unfinished when it began (encoded ids: ``pending``), those that
-    ended shortly before, its paused jobs whatever their age, and a word when nothing was pending."""
+    ended shortly before, its paused jobs whatever their age, their states counted together, and a word when
+    nothing was pending."""
     by_id = {entry["job_id"]: entry for entry in jobs}
     fields: dict[str, Any] = {
         "pending_at_call": [by_id[job] for job in pending],
@@ -325,6 +327,9 @@ def _history_fields(jobs: list[dict[str, Any]], pending: list[str], recent: list
     }
     if paused:
         fields["paused"] = paused
+    # One count over all three lists: a job that ended just before the call is in recently_finished, not jobs.
+    listed = {entry["job_id"]: entry["state"] for entry in [*recent, *paused, *fields["pending_at_call"]]}
+    fields["history_state_counts"] = dict(Counter(listed.values()))
     if not pending:
         stuck = f"; {len(paused)} paused job(s) wait for a failed input to be fixed (paused)" if paused else ""
         fields["nothing_pending"] = (
