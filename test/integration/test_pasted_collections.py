@@ -8,6 +8,7 @@ import pytest
 
 from conftest import wait_for_dataset
 from galaxy_mcp_analysis.testing import rest
+from galaxy_mcp_analysis.testing.audit import last_audit_line
 from test_making_inputs import (
     history_snapshot,
     MIB,
@@ -39,6 +40,11 @@ def test_a_pasted_list_is_made_in_one_call_and_mapped_over_at_once(galaxy, mcp, 
     assert all(element["state"] in ("new", "queued", "running", "ok") for element in created["elements"])
     assert len(created["job_ids"]) == 1  # one upload for the four texts
     assert "copied_elements" not in created  # the pasted datasets are the collection's own: no copies
+    audited = last_audit_line(galaxy.audit_log)  # the audit trail lists what the call made
+    assert (audited["tool"], audited["outcome"], audited["jobs"]) == ("create_collection", "ok", created["job_ids"])
+    # By kind: Galaxy's ids are per kind, so a collection and a dataset may share an encoded id.
+    assert audited["touched"]["created"] == {"collection": [created["collection_id"]],
+                                             "dataset": created["pasted_dataset_ids"]}
     # At once, before the upload ends: Galaxy queues the mapped jobs behind it.
     run = mcp.call_ok("run_tool", history_id=history_id, tool_id="cat1", api_key=api_key,
                       inputs={"input1": {"batch": True, "values": [{"src": "hdca", "id": created["collection_id"]}]}})
