@@ -10,6 +10,7 @@ referenced test present) and holds the checks no other module makes.
 ACCESS = "test_access_matrix.py::test_access"
 ERROR_CODES = "test_every_tool.py::test_each_error_code_through_the_real_server"
 NO_NETWORK = "untested: this machine has no route to it (test_every_tool shows the SYSTEM_ERROR)"
+PASTED_LIST = "test_pasted_collections.py::test_a_pasted_list_is_made_in_one_call_and_mapped_over_at_once"
 NO_USER_TOOLS = "untested: the served Galaxy has no user-tool role (enable_beta_tool_formats off)"
 
 PROMISES: dict[str, list[tuple[str, str]]] = {
@@ -331,7 +332,14 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_making_inputs.py::test_invalid_shapes_are_refused_and_create_nothing"),
         ("names unique per level; paired is \"forward\" and \"reverse\"",
          "test_making_inputs.py::test_invalid_shapes_are_refused_and_create_nothing"),
-        ("src hda or ldda innermost", "test_making_inputs.py::test_a_library_dataset_is_an_element"),
+        ("src hda, ldda or pasted innermost", "test_making_inputs.py::test_a_library_dataset_is_an_element"),
+        ('Pasted elements {"name", "src": "pasted", "content", "file_type"?, "dbkey"?} are uploaded in one job',
+         PASTED_LIST),
+        ("byte for byte, as the collection's hidden datasets (no copies); mapping over it works at once", PASTED_LIST),
+        ("result adds job_ids (for wait_for_jobs) and pasted_dataset_ids", PASTED_LIST),
+        ('"dbkey"?', "test_pasted_collections.py::test_a_pasted_pair_detects_its_datatype_and_keeps_dbkey"),
+        ("The pasted bytes share one cap (as create_dataset_from_text); existing items cannot be mixed in",
+         "test_pasted_collections.py::test_each_refusal_names_the_fix_and_creates_nothing"),
         ("new_collection or hdca above", "test_making_inputs.py::test_an_existing_collection_can_be_a_nested_element"),
         ("collection_id, hid, name, collection_type, element_count, populated_state",
          "test_making_inputs.py::test_create_each_collection_type"),

@@ -230,6 +230,10 @@ ROWS = [
     Row("create_collection", "history", WRITE, lambda i, w, c: {
         "history_id": i.history_id, "collection_type": "list",
         "element_identifiers": [{"name": "a", "src": "hda", "id": i.dataset_id}]}),
+    # Pasted elements: uploaded into the history, so refused exactly like a paste into it.
+    Row("create_collection", "pasted", WRITE, lambda i, w, c: {
+        "history_id": i.history_id, "collection_type": "list",
+        "element_identifiers": [{"name": "a", "src": "pasted", "content": "x\n"}]}),
     # The caller's own history, the item as an element: allowed exactly when the caller may read it.
     Row("create_collection", "element", READ, lambda i, w, c: {
         "history_id": own_history(w, c), "collection_type": "list",

@@ -68,7 +68,7 @@ def test_every_served_tool_has_its_facts(listed):
     assert set(TOOL_FACTS) - set(listed) == set(), "facts of a tool not served"
     starting = {name for name, facts in TOOL_FACTS.items() if facts.starts_jobs}
     assert starting == {"run_tool", "rerun_job", "invoke_workflow", "upload_file_from_url", "create_dataset_from_text",
-                        "run_user_tool"}
+                        "run_user_tool", "create_collection"}  # create_collection: its pasted elements' upload
     assert {name: facts.runs.kind for name, facts in TOOL_FACTS.items() if facts.runs} == {
         "run_tool": "tool", "rerun_job": "job", "invoke_workflow": "workflow", "run_user_tool": "user_tool"}
     for name, facts in TOOL_FACTS.items():  # the argument that names what a call runs, purges with, is the tool's

@@ -7,12 +7,19 @@ from hypothesis import strategies as st
 from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.element_identifiers import (
     check_element_identifiers,
+    PastedElement,
+    with_dataset_ids,
     collection_ranks,
     ElementReference,
     InvalidElements,
     MAX_NESTING_LEVELS,
     MAX_REPORTED_PROBLEMS,
 )
+
+
+def references(*arguments, **keywords):
+    """The existing items a request names (check_element_identifiers' references)."""
+    return check_element_identifiers(*arguments, **keywords).references
 
 
 def hda(name, id="d1"):
@@ -29,7 +36,7 @@ def pair(name, forward="f", reverse="r"):
 
 def problems_of(collection_type, elements) -> str:
     with pytest.raises(InvalidElements) as raised:
-        check_element_identifiers(collection_type, elements)
+        references(collection_type, elements)
     return str(raised.value)
 
 
@@ -90,7 +97,7 @@ def test_errors_are_invalid_input_so_they_map_to_validation_error():
 
 
 def test_a_list_returns_its_datasets_in_order_with_paths():
-    refs = check_element_identifiers("list", [hda("a", "x1"), hda("b", "x2"), {"name": "c", "src": "ldda", "id": "x3"}])
+    refs = references("list", [hda("a", "x1"), hda("b", "x2"), {"name": "c", "src": "ldda", "id": "x3"}])
     assert refs == [
         ElementReference("element_identifiers[0]", "hda", "x1"),
         ElementReference("element_identifiers[1]", "hda", "x2"),
@@ -99,20 +106,20 @@ def test_a_list_returns_its_datasets_in_order_with_paths():
 
 
 def test_an_empty_list_is_a_valid_list():
-    assert check_element_identifiers("list", []) == []
+    assert references("list", []) == []
 
 
 def test_paired_accepts_forward_and_reverse_in_any_order():
-    assert len(check_element_identifiers("paired", [hda("reverse"), hda("forward")])) == 2
+    assert len(references("paired", [hda("reverse"), hda("forward")])) == 2
 
 
 @pytest.mark.parametrize("names", [["forward", "reverse"], ["unpaired"]])
 def test_paired_or_unpaired_accepts_a_pair_or_one_unpaired(names):
-    assert len(check_element_identifiers("paired_or_unpaired", [hda(name) for name in names])) == len(names)
+    assert len(references("paired_or_unpaired", [hda(name) for name in names])) == len(names)
 
 
 def test_list_paired_nests_new_collections_and_reports_leaf_paths():
-    refs = check_element_identifiers("list:paired", [pair("s1", "a", "b"), pair("s2", "c", "d")])
+    refs = references("list:paired", [pair("s1", "a", "b"), pair("s2", "c", "d")])
     assert [ref.path for ref in refs] == [
         "element_identifiers[0].element_identifiers[0]",
         "element_identifiers[0].element_identifiers[1]",
@@ -123,27 +130,27 @@ def test_list_paired_nests_new_collections_and_reports_leaf_paths():
 
 
 def test_list_list_and_list_paired_or_unpaired():
-    assert len(check_element_identifiers("list:list", [nested("g1", "list", [hda("x"), hda("y")])])) == 2
+    assert len(references("list:list", [nested("g1", "list", [hda("x"), hda("y")])])) == 2
     mixed = [
         nested("s1", "paired_or_unpaired", [hda("unpaired")]),
         nested("s2", "paired_or_unpaired", [hda("forward"), hda("reverse")]),
     ]
-    assert len(check_element_identifiers("list:paired_or_unpaired", mixed)) == 3
+    assert len(references("list:paired_or_unpaired", mixed)) == 3
 
 
 def test_three_levels_nest_their_collection_types():
     inner = nested("r1", "list:paired", [pair("p1")])
-    refs = check_element_identifiers("list:list:paired", [inner])
+    refs = references("list:list:paired", [inner])
     assert refs[0].path == "element_identifiers[0].element_identifiers[0].element_identifiers[0]"
 
 
 def test_an_existing_collection_can_stand_for_a_nested_level_and_carries_the_type_it_needs():
-    refs = check_element_identifiers("list:paired", [{"name": "s1", "src": "hdca", "id": "c1"}])
+    refs = references("list:paired", [{"name": "s1", "src": "hdca", "id": "c1"}])
     assert refs == [ElementReference("element_identifiers[0]", "hdca", "c1", "paired")]
 
 
 def test_tags_are_allowed_on_elements():
-    assert check_element_identifiers("list", [{**hda("a"), "tags": ["name:a"]}])
+    assert references("list", [{**hda("a"), "tags": ["name:a"]}])
 
 
 def test_element_tags_are_judged_by_the_adapters_rule_at_every_level():
@@ -152,12 +159,12 @@ def test_element_tags_are_judged_by_the_adapters_rule_at_every_level():
 
     inner = nested("g1", "list", [{**hda("x"), "tags": ["../x", "qc"]}])
     with pytest.raises(InvalidElements) as raised:
-        check_element_identifiers("list:list", [{**inner, "tags": [".hidden"]}, nested("g2", "list", [hda("y")])], is_tag)
+        references("list:list", [{**inner, "tags": [".hidden"]}, nested("g2", "list", [hda("y")])], is_tag)
     message = str(raised.value)
     assert "element_identifiers[0]: tag(s) ['.hidden'] are not in Galaxy's tag form" in message
     assert "element_identifiers[0].element_identifiers[0]: tag(s) ['../x']" in message
     assert "['../x', 'qc']" not in message and "name:sample1" in message
-    assert check_element_identifiers("list", [{**hda("a"), "tags": ["qc"]}], is_tag)
+    assert references("list", [{**hda("a"), "tags": ["qc"]}], is_tag)
 
 
 @pytest.mark.parametrize("tags", ["qc", [1], None, ["ok", {"x": 1}]])
@@ -174,7 +181,7 @@ def test_duplicate_names_at_one_level_name_both_positions():
 
 
 def test_the_same_name_on_different_levels_or_branches_is_fine():
-    check_element_identifiers("list:paired", [pair("forward"), pair("reverse")])
+    references("list:paired", [pair("forward"), pair("reverse")])
 
 
 def test_duplicate_names_inside_a_nested_level_are_found():
@@ -223,7 +230,9 @@ def test_datasets_where_a_nested_level_is_needed_show_the_nested_shape():
 
 def test_a_nested_collection_where_datasets_are_needed_is_refused():
     message = problems_of("list", [pair("s1")])
-    assert "element_identifiers[0]: src must be 'hda' (history dataset) or 'ldda'" in message
+    assert "element_identifiers[0]: src must be 'hda' (history dataset), 'ldda' (library dataset) or 'pasted'" in (
+        message
+    )
 
 
 def test_nesting_deeper_than_the_type_is_refused_at_the_leaf():
@@ -297,7 +306,7 @@ NAMES = st.text(alphabet="abcxyz_0123", min_size=1, max_size=4)
 def test_a_flat_list_is_valid_exactly_when_its_names_are_unique(names):
     elements = [hda(name, f"id{i}") for i, name in enumerate(names)]
     if len(set(names)) == len(names):
-        refs = check_element_identifiers("list", elements)
+        refs = references("list", elements)
         assert [ref.id for ref in refs] == [f"id{i}" for i in range(len(names))]
     else:
         assert "is already used by element" in problems_of("list", elements)
@@ -313,10 +322,10 @@ def test_pairing_rules_match_galaxys_accepted_name_sets(names):
     ):
         valid = len(set(names)) == len(names) and set(names) in accepted
         if valid:
-            check_element_identifiers(collection_type, elements)
+            references(collection_type, elements)
         else:
             with pytest.raises(InvalidElements):
-                check_element_identifiers(collection_type, elements)
+                references(collection_type, elements)
 
 
 @settings(max_examples=100, deadline=None)
@@ -327,16 +336,82 @@ def test_nesting_is_valid_only_at_the_depth_of_the_type(type_depth, element_dept
     for level in range(element_depth):
         element = nested(f"n{level}", ":".join(["list"] * (level + 1)), [element])
     if element_depth == type_depth - 1:
-        assert len(check_element_identifiers(collection_type, [element])) == 1
+        assert len(references(collection_type, [element])) == 1
     else:
         with pytest.raises(InvalidElements):
-            check_element_identifiers(collection_type, [element])
+            references(collection_type, [element])
 
 
 @pytest.mark.parametrize("name", ["a\x00b", "n" * 256])
 def test_names_galaxy_cannot_store_are_refused(name):
     element = {"name": name, "src": "hda", "id": "f2db41e1fa331b3e"}
     with pytest.raises(InvalidInput) as refused:
-        check_element_identifiers("list", [element])
+        references("list", [element])
     assert "element_identifiers[0]" in str(refused.value)
-    check_element_identifiers("list", [{**element, "name": "n" * 255}])
+    references("list", [{**element, "name": "n" * 255}])
+
+
+# ---- pasted elements: texts create_collection uploads itself ----
+
+
+def pasted(name, content="a\tb\n", **more):
+    return {"name": name, "src": "pasted", "content": content, **more}
+
+
+def test_pasted_elements_are_returned_in_order_with_their_defaults():
+    checked = check_element_identifiers(
+        "list", [pasted("A"), pasted("B", "x\r\ny", file_type="tabular", dbkey="hg38")], max_paste_bytes=100
+    )
+    assert checked.references == []
+    assert checked.pasted == [
+        PastedElement("element_identifiers[0]", "A", "a\tb\n"),
+        PastedElement("element_identifiers[1]", "B", "x\r\ny", "tabular", "hg38"),
+    ]
+
+
+def test_a_pasted_pair_and_a_nested_pasted_list_fit_their_types():
+    pair_request = [pasted("reverse"), pasted("forward")]
+    assert len(check_element_identifiers("paired", pair_request, max_paste_bytes=100).pasted) == 2
+    nested_request = [nested("g1", "list", [pasted("x"), pasted("y")])]
+    assert [p.path for p in check_element_identifiers("list:list", nested_request, max_paste_bytes=100).pasted] == [
+        "element_identifiers[0].element_identifiers[0]",
+        "element_identifiers[0].element_identifiers[1]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("elements", "problem"),
+    [
+        ([pasted("A", "")], "element_identifiers[0]: content is empty"),
+        ([pasted("A", "é" * 6)], "element_identifiers[0]: content is 12 bytes; the server accepts at most 10 bytes"),
+        ([pasted("A", "x" * 6), pasted("B", "y" * 6)], "the pasted contents are 12 bytes together"),
+        ([{"name": "A", "src": "pasted"}], "src 'pasted' needs the dataset's text as 'content'"),
+        ([pasted("A", id="d1")], "unknown key(s) ['id']"),
+        ([pasted("A", file_type="")], "'file_type' must be a non-empty string"),
+        ([pasted("A", dbkey="hg\x0038")], "'dbkey' must be a non-empty string without NUL"),
+        ([pasted("A"), pasted("A")], "the name 'A' is already used by element 0"),
+        ([pasted("A"), hda("B")], "element_identifiers[1]: existing items cannot be mixed with src 'pasted'"),
+        ([hda("a"), {"name": "b", "src": "hda", "id": "d1", "content": "x"}], "unknown key(s) ['content']"),
+    ],
+    ids=["empty", "over-cap", "total-over-cap", "no-content", "id", "file-type", "nul-dbkey", "duplicate", "mixed",
+         "content-on-hda"],
+)
+def test_pasted_elements_are_refused_with_the_path_and_the_fix(elements, problem):
+    with pytest.raises(InvalidElements) as raised:
+        check_element_identifiers("list", elements, max_paste_bytes=10)
+    assert problem in str(raised.value)
+    assert "Nothing was created." in str(raised.value)
+
+
+def test_pasted_is_refused_where_a_collection_is_expected_and_where_no_cap_is_given():
+    assert "src must be 'new_collection'" in problems_of("list:list", [pasted("A")])
+    assert "src 'pasted' is not accepted here" in problems_of("list", [pasted("A")])
+
+
+def test_with_dataset_ids_replaces_each_pasted_element_in_order_keeping_name_and_tags():
+    request = [nested("g1", "list", [pasted("x", tags=["name:x"]), pasted("y")]), nested("g2", "list", [pasted("z")])]
+    assert with_dataset_ids(request, ["i1", "i2", "i3"]) == [
+        nested("g1", "list", [{"name": "x", "tags": ["name:x"], "src": "hda", "id": "i1"},
+                              {"name": "y", "src": "hda", "id": "i2"}]),
+        nested("g2", "list", [{"name": "z", "src": "hda", "id": "i3"}]),
+    ]

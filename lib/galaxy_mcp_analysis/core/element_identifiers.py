@@ -10,7 +10,9 @@ with the path of the element, what is allowed there and how to fix it.
 
 What cannot be decided without Galaxy (does the id exist, may this user read it,
 is an ``hdca`` of the right type) is returned as a flat list of references for
-the adapter to check, also before anything is created.
+the adapter to check, also before anything is created. Elements given as text
+(``src: "pasted"``) are returned likewise, checked for size and shape, for the
+adapter to upload in one fetch before the collection is made of them.
 """
 
 from collections.abc import (
@@ -22,12 +24,15 @@ from typing import Any
 
 from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.managing import TAG_FORM
+from galaxy_mcp_analysis.core.pasted_text import paste_problem
 
 #: Collection ranks create_collection builds; ``record`` and ``sample_sheet`` need
 #: field and column definitions that only Galaxy's REST API takes.
 RANK_TYPES = ("list", "paired", "paired_or_unpaired")
 FORWARD, REVERSE, UNPAIRED = "forward", "reverse", "unpaired"
 DATASET_SOURCES = ("hda", "ldda")
+#: A dataset given as text, uploaded by create_collection itself.
+PASTED = "pasted"
 NESTED_COLLECTION_SOURCES = ("new_collection", "hdca")
 #: Galaxy's column for a collection's type is Unicode(255) (galaxy.model.DatasetCollection).
 MAX_COLLECTION_TYPE_LENGTH = 255
@@ -35,6 +40,7 @@ MAX_COLLECTION_TYPE_LENGTH = 255
 #: PostgreSQL refuses longer values (and NUL characters) mid-creation, sqlite stores them.
 MAX_ELEMENT_NAME_LENGTH = 255
 ELEMENT_KEYS = frozenset({"name", "src", "id", "collection_type", "element_identifiers", "tags"})
+PASTED_KEYS = frozenset({"name", "src", "content", "file_type", "dbkey", "tags"})
 #: Levels of nesting create_collection builds. Measured on sqlite: a 60-level list is created, then every
 #: listing of its history fails ("at most 64 tables in a join", HTTP 500); 32 levels still list.
 MAX_NESTING_LEVELS = 16
@@ -61,6 +67,25 @@ class ElementReference:
     id: str
     #: For an ``hdca``: the collection_type it must have to fit at this level.
     collection_type: str | None = None
+
+
+@dataclass(frozen=True)
+class PastedElement:
+    """A dataset the new collection would contain, given as its text (uploaded before the collection is made)."""
+
+    path: str
+    name: str | None
+    content: str
+    file_type: str = "auto"
+    dbkey: str = "?"
+
+
+@dataclass(frozen=True)
+class CheckedElements:
+    """What a request that fits its collection_type names: existing items, or pasted texts (never both)."""
+
+    references: list[ElementReference]
+    pasted: list[PastedElement]
 
 
 def collection_ranks(collection_type: Any) -> list[str]:
@@ -92,25 +117,51 @@ def collection_ranks(collection_type: Any) -> list[str]:
 
 
 def check_element_identifiers(
-    collection_type: Any, element_identifiers: Any, is_tag: Callable[[str], bool] = bool
-) -> list[ElementReference]:
-    """Every existing item the request names, once the whole request is known to fit ``collection_type``.
+    collection_type: Any,
+    element_identifiers: Any,
+    is_tag: Callable[[str], bool] = bool,
+    max_paste_bytes: int | None = None,
+) -> CheckedElements:
+    """Every existing item (or pasted text) the request names, once the whole request fits ``collection_type``.
 
     ``is_tag`` judges each element tag; the adapter passes Galaxy's own tag form (Galaxy stores some tags
-    its API cannot read back, which breaks every listing of the history)."""
+    its API cannot read back, which breaks every listing of the history). ``max_paste_bytes`` caps each
+    pasted content and all of them together (None: pasted elements are refused)."""
     ranks = collection_ranks(collection_type)
-    check = _Check(is_tag)
+    check = _Check(is_tag, max_paste_bytes)
     check.level(ranks, element_identifiers, "element_identifiers")
+    check.pasted_totals()
     if check.problems:
         raise InvalidElements(_problem_report(check.problems, collection_type))
-    return check.references
+    return CheckedElements(check.references, check.pasted)
+
+
+def with_dataset_ids(element_identifiers: list[dict], dataset_ids: list[str]) -> list[dict]:
+    """The request with each pasted element, in the order checked, made ``{"src": "hda", "id": ...}``
+    of its uploaded dataset (name and tags kept)."""
+    ids = iter(dataset_ids)
+
+    def level(elements: list[dict]) -> list[dict]:
+        return [element_with_id(element) for element in elements]
+
+    def element_with_id(element: dict) -> dict:
+        if element.get("src") == PASTED:
+            kept = {key: element[key] for key in ("name", "tags") if key in element}
+            return {**kept, "src": "hda", "id": next(ids)}
+        if element.get("src") == "new_collection":
+            return {**element, "element_identifiers": level(element["element_identifiers"])}
+        return element
+
+    return level(element_identifiers)
 
 
 class _Check:
-    def __init__(self, is_tag: Callable[[str], bool]):
+    def __init__(self, is_tag: Callable[[str], bool], max_paste_bytes: int | None = None):
         self.is_tag = is_tag
+        self.max_paste_bytes = max_paste_bytes
         self.problems: list[str] = []
         self.references: list[ElementReference] = []
+        self.pasted: list[PastedElement] = []
 
     def problem(self, path: str, text: str) -> None:
         self.problems.append(f"{path}: {text}")
@@ -162,14 +213,18 @@ class _Check:
         )
 
     def element(self, inner_ranks: list[str], element: dict, path: str) -> None:
-        if unknown := sorted(set(element) - ELEMENT_KEYS):
-            self.problem(path, f"unknown key(s) {_quoted(unknown)}; allowed: {_quoted(sorted(ELEMENT_KEYS))}.")
+        src = element.get("src")
+        keys = PASTED_KEYS if src == PASTED and not inner_ranks else ELEMENT_KEYS
+        if unknown := sorted(set(element) - keys):
+            self.problem(path, f"unknown key(s) {_quoted(unknown)}; allowed: {_quoted(sorted(keys))}.")
         if "tags" in element:
             self.tags(element["tags"], path)
-        src = element.get("src")
-        allowed = NESTED_COLLECTION_SOURCES if inner_ranks else DATASET_SOURCES
+        allowed = NESTED_COLLECTION_SOURCES if inner_ranks else (*DATASET_SOURCES, PASTED)
         if src not in allowed:
             self.problem(path, _wrong_src(src, inner_ranks))
+            return
+        if src == PASTED:
+            self.pasted_element(element, path)
             return
         if src == "new_collection":
             self.new_collection(inner_ranks, element, path)
@@ -183,6 +238,39 @@ class _Check:
             return
         expected = ":".join(inner_ranks) if src == "hdca" else None
         self.references.append(ElementReference(path, src, element_id, expected))
+
+    def pasted_element(self, element: dict, path: str) -> None:
+        content = element.get("content")
+        if not isinstance(content, str):
+            self.problem(path, f"src 'pasted' needs the dataset's text as 'content' (a string), got {content!r:.40}.")
+            return
+        if self.max_paste_bytes is not None and (problem := paste_problem(content, self.max_paste_bytes)):
+            self.problem(path, problem)
+        texts = {key: element.get(key, default) for key, default in (("file_type", "auto"), ("dbkey", "?"))}
+        for key, value in texts.items():
+            if not isinstance(value, str) or not value or "\x00" in value:
+                self.problem(path, f"{key!r} must be a non-empty string without NUL characters, got {value!r:.40}.")
+        if isinstance(element.get("name"), str):
+            self.pasted.append(PastedElement(path, element["name"], content, **texts))
+
+    def pasted_totals(self) -> None:
+        """Pasted text is one upload: never mixed with existing items, and capped as a whole."""
+        if not self.pasted:
+            return
+        if self.max_paste_bytes is None:
+            self.problems.append(f"{self.pasted[0].path}: src 'pasted' is not accepted here.")
+        elif self.references:
+            self.problems.append(
+                f"{self.references[0].path}: existing items cannot be mixed with src 'pasted' elements in one call; "
+                "upload the texts first (create_dataset_from_text) and use their ids, or paste every element."
+            )
+        elif (total := sum(len(p.content.encode("utf-8", "surrogatepass")) for p in self.pasted)) > (
+            self.max_paste_bytes
+        ):
+            self.problems.append(
+                f"element_identifiers: the pasted contents are {total} bytes together; the server accepts at most "
+                f"{self.max_paste_bytes} bytes of pasted text per call. Split them over several calls."
+            )
 
     def tags(self, tags: Any, path: str) -> None:
         if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
@@ -215,7 +303,10 @@ def _wrong_src(src: Any, inner_ranks: list[str]) -> str:
             f"src must be 'new_collection' (or 'hdca' for an existing {':'.join(inner_ranks)!r} collection) at this "
             f"level, got {src!r}. Wrap the datasets, e.g. {_example(inner_ranks)}."
         )
-    return f"src must be 'hda' (history dataset) or 'ldda' (library dataset) at this level, got {src!r}."
+    return (
+        "src must be 'hda' (history dataset), 'ldda' (library dataset) or 'pasted' (with 'content') "
+        f"at this level, got {src!r}."
+    )
 
 
 def _example(inner_ranks: Sequence[str]) -> str:

@@ -35,7 +35,8 @@ class Settings:
     max_read_bytes: int = MIB
     #: Upper bound on ``timeout_seconds`` of one ``wait_for_jobs`` call (each waiting call holds a worker thread).
     max_wait_seconds: int = 120
-    #: Upper bound on the UTF-8 size of ``create_dataset_from_text`` content; larger content is refused.
+    #: Upper bound on the UTF-8 size of ``create_dataset_from_text`` content, and of one ``create_collection``
+    #: call's pasted contents together; larger content is refused.
     max_paste_bytes: int = MIB
     #: Start even on a Galaxy release or shape the self-checks did not verify (skips failing patches).
     allow_unverified: bool = False

@@ -6,7 +6,11 @@ refused call leaves the history as it was: arguments first (size, datatype,
 collection shape through core.element_identifiers), then, through Galaxy's
 managers, that the history is the caller's to write and every element is the
 caller's to read. Pasted text goes through the same fetch request as
-``upload_file_from_url``; collections through Galaxy's collection service.
+``upload_file_from_url``; collections through Galaxy's collection service. A
+collection of pasted texts is one fetch of all its datasets (one job), then the
+collection of them: Galaxy's own collection destination (``HdcaDestination``) would
+make a collection that stays unpopulated until the upload job ends, which
+``run_tool`` cannot map over until then ("An input collection is not populated").
 """
 
 import difflib
@@ -32,12 +36,15 @@ from galaxy_mcp_analysis.core.element_identifiers import (
     check_element_identifiers,
     ElementReference,
     MAX_REPORTED_PROBLEMS,
+    PastedElement,
+    with_dataset_ids,
 )
 from galaxy_mcp_analysis.core.map_over import input_references
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.pasted_text import paste_problem
 from galaxy_mcp_analysis.core.storable import check_storable
 from galaxy_mcp_analysis.operations.galaxy_tags import is_galaxy_tag
 from galaxy_mcp_analysis.operations.lookup import problem_line
@@ -63,22 +70,16 @@ class MakingInputs:
         dbkey: str = "?",
     ) -> dict[str, Any]:
         """A new dataset holding exactly ``content`` (UTF-8), uploaded as a pasted fetch element."""
-        size = len(content.encode("utf-8"))
-        if size == 0:
+        if problem := paste_problem(content, self.settings.max_paste_bytes):
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
-                "content is empty; a dataset needs at least one byte.",
-                "Pass the text to store as content (e.g. 'chr1\\t100\\t200\\n').",
-            )
-        cap = self.settings.max_paste_bytes
-        if size > cap:
-            raise AnalysisError(
-                ErrorCode.VALIDATION_ERROR,
-                f"content is {size} bytes; the server accepts at most {cap} bytes of pasted text.",
+                problem,
+                "Pass the text to store as content (e.g. 'chr1\\t100\\t200\\n')." if not content else
                 "Split it into several datasets, or publish the file at a URL and use upload_file_from_url.",
             )
-        element = PastedDataElement(src="pasted", paste_content=content, ext=file_type, dbkey=dbkey, name=name)
-        result = self._fetch_into_history(history_id, element)
+        size = len(content.encode("utf-8"))
+        pasted = PastedElement("content", name, content, file_type, dbkey)
+        result = self._fetch_into_history(history_id, [_pasted(pasted)])
         (output,) = result["outputs"]
         return {
             "dataset_id": output["id"],
@@ -101,17 +102,21 @@ class MakingInputs:
     ) -> dict[str, Any]:
         """Galaxy's URL upload, now one element kind of the shared fetch request."""
         element = UrlDataElement(src="url", url=url, ext=file_type, dbkey=dbkey, name=file_name)
-        return self._fetch_into_history(history_id, element)
+        return self._fetch_into_history(history_id, [element])
 
-    def _fetch_into_history(self, history_id: str, element: PastedDataElement | UrlDataElement) -> dict[str, Any]:
-        """Galaxy's data fetch of one element into a history the caller may write."""
-        # Pasted content itself may hold any bytes; these land in text columns.
-        check_storable(name=element.name, dbkey=element.dbkey, file_type=element.ext)
-        self.check_file_type(element.ext)
+    def _fetch_into_history(
+        self, history_id: str, elements: list[PastedDataElement] | list[UrlDataElement]
+    ) -> dict[str, Any]:
+        """Galaxy's data fetch of these elements (one job) into a history the caller may write."""
+        for element in elements:
+            # Pasted content itself may hold any bytes; these land in text columns.
+            check_storable(name=element.name, dbkey=element.dbkey, file_type=element.ext)
+        for file_type in sorted({element.ext for element in elements}):
+            self.check_file_type(file_type)
         self.lookup.history(history_id, "write")
         payload = FetchDataPayload(
             history_id=history_id,
-            targets=[DataElementsTarget(destination=HdaDestination(type="hdas"), elements=[element])],
+            targets=[DataElementsTarget(destination=HdaDestination(type="hdas"), elements=elements)],
         )
         return self._encode_ids_in_response(self.tools_service.create_fetch(self.trans, payload))
 
@@ -142,10 +147,19 @@ class MakingInputs:
         copy_elements: bool = True,
     ) -> dict[str, Any]:
         """A new history collection, created only once the whole request is known to succeed."""
-        references = check_element_identifiers(collection_type, element_identifiers, is_galaxy_tag)
+        checked = check_element_identifiers(
+            collection_type, element_identifiers, is_galaxy_tag, self.settings.max_paste_bytes
+        )
         check_storable(name=name)
-        self.lookup.history(history_id, "write")
-        self._check_element_references(references, hide_source_items, "Elements of the new collection")
+        uploaded: dict[str, Any] = {}
+        if checked.pasted:
+            # The pasted texts are the collection's own datasets: no copies, hidden like an upload's elements.
+            uploaded = self._fetch_into_history(history_id, [_pasted(element) for element in checked.pasted])
+            element_identifiers = with_dataset_ids(element_identifiers, _output_ids(uploaded))
+            hide_source_items, copy_elements = True, False
+        else:
+            self.lookup.history(history_id, "write")
+            self._check_element_references(checked.references, hide_source_items, "Elements of the new collection")
         payload = CreateNewCollectionPayload(
             collection_type=collection_type,
             element_identifiers=element_identifiers,
@@ -164,6 +178,9 @@ class MakingInputs:
         }
         if copy_elements:
             result.update(self._copied_elements(created["id"]))
+        if uploaded:
+            result["pasted_dataset_ids"] = _output_ids(uploaded)
+            result["job_ids"] = [job["id"] for job in uploaded["jobs"]]
         return result
 
     def _copied_elements(self, collection_id: int) -> dict[str, Any]:
@@ -271,3 +288,17 @@ class MakingInputs:
             ElementReference(f"inputs.{path}", src, item_id) for path, src, item_id in input_references(inputs)
         ]
         self._check_element_references(references, False, "Inputs of the tool run")
+
+
+def _pasted(element: PastedElement) -> PastedDataElement:
+    """Galaxy's fetch element for pasted text; Galaxy's defaults keep its bytes (no space_to_tab, no
+    to_posix_lines)."""
+    return PastedDataElement(
+        src="pasted", paste_content=element.content, ext=element.file_type, dbkey=element.dbkey, name=element.name
+    )
+
+
+def _output_ids(fetched: dict[str, Any]) -> list[str]:
+    """The fetched datasets' ids in the order of the request's elements (Galaxy names them output0, output1, ...)."""
+    outputs = sorted(fetched["outputs"], key=lambda output: int(output["output_name"].removeprefix("output")))
+    return [output["id"] for output in outputs]

@@ -48,8 +48,10 @@ def create_dataset_from_text(
     return ops.create_dataset_from_text(history_id, content, name=name, file_type=file_type, dbkey=dbkey)
 
 
-@analysis_tool(title="Create dataset collection", read_only=False, effects={"created": (
-    ("result.collection_id", "collection"), ("result.copied_elements[].copy_id", "dataset"))})
+@analysis_tool(title="Create dataset collection", read_only=False, starts_jobs=True, effects={
+    "created": (("result.collection_id", "collection"), ("result.copied_elements[].copy_id", "dataset"),
+                ("result.pasted_dataset_ids[]", "dataset")),
+    "jobs": (("result.job_ids[]", "job"),)})
 def create_collection(
     ops,
     history_id: HistoryId,
@@ -63,9 +65,10 @@ def create_collection(
     element_identifiers: Annotated[
         list[dict[str, Any]],
         Field(
-            description='Elements in Galaxy\'s shape: [{"name": "s1", "src": "hda", "id": "<dataset id>"}, ...]; '
-            'for nested types each element is {"name", "src": "new_collection", "collection_type": "<inner type>", '
-            '"element_identifiers": [...]} (or {"name", "src": "hdca", "id"} of an existing inner collection).'
+            description='Elements in Galaxy\'s shape: [{"name": "s1", "src": "hda", "id": "<dataset id>"}, ...] '
+            '(or src "pasted", below); for nested types each element is {"name", "src": "new_collection", '
+            '"collection_type": "<inner type>", "element_identifiers": [...]} (or {"name", "src": "hdca", "id"} '
+            "of an existing inner collection)."
         ),
     ],
     name: Annotated[str | None, Field(description="Collection name; default '<collection_type> of <n>'.")] = None,
@@ -76,16 +79,21 @@ def create_collection(
         bool, Field(description="Put hidden copies of the datasets in it (Galaxy's default); copied_elements lists them.")
     ] = True,
 ) -> dict[str, Any]:
-    """Create a dataset collection in a history from existing datasets: the input for map-over.
+    """Create a dataset collection in a history from existing datasets or pasted texts: the input for map-over.
 
     Checked before anything is created: names unique per level; paired is "forward" and
-    "reverse"; paired_or_unpaired also a single "unpaired"; depth matches collection_type; src hda
-    or ldda innermost, new_collection or hdca above; every id readable by you. Returns
+    "reverse"; paired_or_unpaired also a single "unpaired"; depth matches collection_type; src hda,
+    ldda or pasted innermost, new_collection or hdca above; every id readable by you. Returns
     collection_id, hid, name, collection_type, element_count, populated_state, elements
     (identifier, element_type, id, state; at most 50, elements_truncated if more).
 
-    Example: create_collection(history_id="f2db41e1fa331b3e", collection_type="list",
-    element_identifiers=[{"name": "s1", "src": "hda", "id": "a1"}, {"name": "s2", "src": "hda", "id": "b2"}])
+    Pasted elements {"name", "src": "pasted", "content", "file_type"?, "dbkey"?} are uploaded in one job,
+    byte for byte, as the collection's hidden datasets (no copies); mapping over it works at once. Then the
+    result adds job_ids (for wait_for_jobs) and pasted_dataset_ids. The pasted bytes share one cap (as
+    create_dataset_from_text); existing items cannot be mixed in.
+
+    Example: create_collection(history_id="f2db41e1fa331b3e", collection_type="list", element_identifiers=[
+    {"name": "A", "src": "pasted", "content": "mecA\\t3\\n", "file_type": "tabular"}, {"name": "B", ...}])
 
     Errors: [VALIDATION_ERROR] shape problems, each with its path (element_identifiers[2]...) and fix;
     [NOT_FOUND] unknown ids; [AUTHORIZATION_ERROR] another user's history or private dataset.
