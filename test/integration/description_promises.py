@@ -54,7 +54,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
          "test_making_inputs.py::test_a_bare_collection_is_mapped_over_and_each_output_read_back"),
         ("lists every collection mapped over",
          "test_making_inputs.py::test_the_explicit_batch_form_works_and_is_listed_as_mapped_not_wrapped"),
-        ("Never wrapped: data_collection inputs", "test_making_inputs.py::test_a_collection_input_is_never_wrapped"),
+        ("Never wrapped: data_collection\n    inputs", "test_making_inputs.py::test_a_collection_input_is_never_wrapped"),
         ("Returns tool_version, jobs, outputs, output_collections, mapped_over, implicit_collections",
          "test_results_carry_the_fields_they_name"),
         ("tool_version: a version from get_tool_versions (None: Galaxy's default); guids work as tool_id",

@@ -133,8 +133,8 @@ def run_tool(
         run_tool(history_id="f2db41e1fa331b3e", tool_id="cat1",
                  inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
     A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you; mapped_over
-    [{input, collection_id, wrapped}] lists every collection mapped over. Never wrapped: data_collection inputs, multiple="true"
-    inputs (they take the whole collection in one job).
+    [{input, collection_id, wrapped}] lists every collection mapped over. Never wrapped: data_collection
+    inputs, multiple="true" inputs (they take the whole collection in one job).
 
     tool_version: a version from get_tool_versions (None: Galaxy's default); guids work as tool_id.
     Returns tool_version, jobs, outputs, output_collections, mapped_over, implicit_collections [{id, name,
