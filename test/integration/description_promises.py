@@ -299,7 +299,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("paused (with paused_reason, resume_with)",
          "test_waits_and_failures.py::test_a_paused_job_says_why_and_what_resumes_it"),
         ("Returns jobs [{job_id, tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, "
-         "failed_outputs?, repair?, no_repair?, replaced_by?}]",
+         "failed_outputs?, tool_stderr_head?, repair?, no_repair?, replaced_by?}]",
          "test_jobs.py::test_wait_by_job_ids_reports_each_job"),
         ("replaced_by?}]", "test_broken_history_replay.py::test_a_broken_history_is_debugged_with_the_hints_alone"),
         ("an invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}]",
@@ -528,7 +528,9 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
     "peek_datasets_content": [
         ("byte range (whole lines) of several datasets in one call",
          "test_reading.py::test_several_datasets_are_read_in_one_call_and_each_unreadable_one_says_why"),
-        ("{dataset_id, name, state, error}: one not readable yet says why",
+        ("(a failed\n    one adds misc_info, Galaxy's message)",
+         "test_debugging_signals.py::test_a_survey_quotes_the_tools_stderr_and_a_read_says_why_a_dataset_failed"),
+        ("{dataset_id, name, state, error}: one not readable yet says\n    why",
          "test_reading.py::test_several_datasets_are_read_in_one_call_and_each_unreadable_one_says_why"),
         ("capped (all\n    share the 1 MiB server cap)",
          "test_reading.py::test_several_datasets_are_read_in_one_call_and_each_unreadable_one_says_why"),

@@ -147,6 +147,21 @@ def test_one_listing_shows_what_every_job_of_the_history_ran_with(mcp, api_key, 
     assert not any("parameters" in row for row in plain)  # only when asked: a listing stays small
 
 
+def test_a_survey_quotes_the_tools_stderr_and_a_read_says_why_a_dataset_failed(mcp, api_key, broken):
+    history, made = broken
+    survey = mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=0, since_seconds=3600, api_key=api_key)
+    entries = {entry["job_id"]: entry for entry in survey["recently_finished"] + survey.get("paused", [])}
+    grep = mcp.call_ok("get_job_errors", job_id=made["warned grep"][0], api_key=api_key)
+    assert entries[made["warned grep"][0]]["tool_stderr_head"] == grep["tool_stderr"].strip(), entries
+    assert "columns" in entries[made["failed cut"][0]]["tool_stderr_head"], entries[made["failed cut"][0]]
+    assert "tool_stderr_head" not in entries[made["empty filter"][0]]  # a clean run is not quoted
+    read = mcp.call_ok("peek_datasets_content", dataset_ids=[made["failed cut"][1], made["bam upload"][1]],
+                       api_key=api_key)
+    for entry in read["datasets"]:  # readable, empty, and said why
+        details = mcp.call_ok("get_dataset_details", dataset_id=entry["dataset_id"], api_key=api_key)["dataset"]
+        assert (entry["state"], entry["misc_info"]) == ("error", details["misc_info"]) and entry["misc_info"], entry
+
+
 def _every_hint(mcp, api_key, history, made) -> list[str]:
     """Every repair, resume_with and error suggestion the debugging tools give for the broken history."""
     jobs = [job for job, _ in made.values() if job]

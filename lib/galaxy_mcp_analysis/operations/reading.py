@@ -119,7 +119,8 @@ class ReadingOutputs:
             return {**shown, "error": "[AUTHORIZATION_ERROR] this dataset is not accessible to this API key's user."}
         try:
             self._require_readable(hda, dataset_id)
-            return {**shown, "name": hda.name, **self._hda_chunk(hda, offset, max_bytes, True, False)}
+            return {**shown, "name": hda.name, **self._hda_chunk(hda, offset, max_bytes, True, False),
+                    **_failure_of(hda)}
         except AnalysisError as unreadable:
             return {**shown, "state": hda.state, "error": f"[{unreadable.code.value}] {unreadable.message}"}
 
@@ -178,7 +179,7 @@ class ReadingOutputs:
         shown = {"dataset_id": dataset_id, "name": hda.name}
         try:
             self._require_readable(hda, dataset_id)
-            return {**shown, **self._hda_chunk(hda, offset, max_bytes, True, False)}
+            return {**shown, **self._hda_chunk(hda, offset, max_bytes, True, False), **_failure_of(hda)}
         except AnalysisError as unreadable:
             return {**shown, "state": hda.state, "error": f"[{unreadable.code.value}] {unreadable.message}"}
 
@@ -284,3 +285,11 @@ class ReadingOutputs:
 
 def _is_text_datatype(datatype) -> bool:
     return isinstance(datatype, Text)
+
+
+def _failure_of(hda) -> dict[str, Any]:
+    """Why a dataset that failed holds what it holds (Galaxy's message), beside its content: a reader of
+    several datasets must not take an errored one's empty content for a result."""
+    if hda.state not in ("error", "failed_metadata"):
+        return {}
+    return {"misc_info": hda.info or ""}

@@ -97,8 +97,9 @@ def peek_datasets_content(
     max_bytes: Annotated[int, Field(description="Per dataset.")] = 4096,
 ) -> dict[str, Any]:
     """peek_dataset_content's byte range (whole lines) of several datasets in one call, e.g. every output
-    of a debugging session. Returns datasets [{dataset_id, name, content, next_offset, eof, ...} or
-    {dataset_id, name, state, error}: one not readable yet says why], max_bytes_applied, capped (all
+    of a debugging session. Returns datasets [{dataset_id, name, content, next_offset, eof, ...} (a failed
+    one adds misc_info, Galaxy's message) or {dataset_id, name, state, error}: one not readable yet says
+    why], max_bytes_applied, capped (all
     share the 1 MiB server cap). Example: peek_datasets_content(dataset_ids=["a1", "b2"], max_bytes=2000).
     Errors: [VALIDATION_ERROR] 0 or over 50 ids, a malformed id; [NOT_FOUND] unknown id;
     [AUTHORIZATION_ERROR] another user's private dataset (nothing is read).

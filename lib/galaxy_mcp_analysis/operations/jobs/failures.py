@@ -31,6 +31,8 @@ from galaxy_mcp_analysis.core.job_logs import (
 
 #: The logs get_job_errors returns, each cut to the byte budget on its own.
 LOG_FIELDS = ("info", "tool_stderr", "tool_stdout", "job_stderr", "job_stdout")
+#: The tool stderr a wait entry of a failed or flagged job quotes (get_job_errors has the whole log).
+STDERR_HEAD_CHARS = 300
 
 
 class JobFailures:
@@ -163,6 +165,12 @@ def job_evidence(job: Job) -> JobEvidence:
         warnings=tuple(str(message.get("desc") or message) for message in job.job_messages or []),
         input_sizes=tuple(_size(association.dataset) for association in job.input_datasets if association.dataset),
     )
+
+
+def stderr_head(job: Job) -> str:
+    """The first lines of the tool's stderr, at most STDERR_HEAD_CHARS characters ("" when it wrote none)."""
+    text = (job.tool_stderr or "").strip()
+    return text if len(text) <= STDERR_HEAD_CHARS else text[:STDERR_HEAD_CHARS] + "..."
 
 
 def _size(hda) -> int | None:

@@ -34,7 +34,10 @@ from galaxy_mcp_analysis.core.waiting import (
     RECENT_SECONDS,
     wait_budget,
 )
-from galaxy_mcp_analysis.operations.jobs.failures import verdict_fields
+from galaxy_mcp_analysis.operations.jobs.failures import (
+    stderr_head,
+    verdict_fields,
+)
 from galaxy_mcp_analysis.operations.jobs.reruns import (
     FAILED_OUTPUT_STATES,
     hidden_outputs,
@@ -264,6 +267,8 @@ class JobWaiting:
         if failed_outputs:  # an output can fail after its job ended ok (an upload's datatype check)
             entry["failed_outputs"] = failed_outputs
         if entry["suspected_silent_failure"] or failed_outputs or state in ("error", "failed"):
+            if stderr := stderr_head(row):  # the tool's own words, often the whole story: no get_job_errors needed
+                entry["tool_stderr_head"] = stderr
             entry.update(self.remedy(row))
         elif hidden_outputs(row) and (replacer := self.replaced_by(row)):  # an ok result replaced where it was
             entry["replaced_by"] = replacer
