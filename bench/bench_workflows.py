@@ -10,6 +10,7 @@
 
 import time
 
+import aio
 from common import (
     fetch,
     median_seconds,
@@ -48,27 +49,7 @@ def run(galaxy, mcp, reps: int, job_counts: list[int]) -> dict:
 
     workflow = rest(gx, "/api/workflows", key, {"workflow": chained(1), "fill_defaults": True})["id"]
     inputs = {"table": {"src": "hda", "id": table}}
-
-    def via_mcp():
-        return mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=history, inputs=inputs, api_key=key)
-
-    def via_rest():
-        return rest(gx, f"/api/workflows/{workflow}/invocations", key,
-                    {"history_id": history, "inputs": {"0": inputs["table"]}, "inputs_by": "step_index"})
-
-    times: dict[str, list[float]] = {"mcp": [], "rest": []}
-    sides = (("mcp", via_mcp), ("rest", via_rest))
-    check_times = []
-    for rep in range(reps):  # interleaved so drift hits both sides alike, each side first in turn
-        for name, call in sides if rep % 2 == 0 else sides[::-1]:
-            seconds, answer = timed(call)
-            times[name].append(seconds)
-            for invocation in answer if isinstance(answer, list) else [answer]:
-                wait_for_invocation(galaxy, key, invocation["id"])  # untimed: its jobs never run beside a timed call
-        check_times.append(
-            timed(mcp.call_ok, "check_workflow_inputs", workflow_id=workflow, history_id=history, inputs=inputs,
-                  api_key=key)[0]
-        )
+    times, check_times = aio.run(invocation_pairs, galaxy, workflow, history, inputs, reps)
     mcp_times, rest_times = times["mcp"], times["rest"]
     results["invoke_mcp_p50_s"] = median_seconds(mcp_times)
     results["invoke_rest_p50_s"] = median_seconds(rest_times)
@@ -80,7 +61,45 @@ def run(galaxy, mcp, reps: int, job_counts: list[int]) -> dict:
         f"(target <= 1.1); the preflight alone (check_workflow_inputs) {results['preflight_p50_s'] * 1000:.0f} ms"
     )
     mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=key)
+    _extractions(galaxy, mcp, job_counts, results)
+    return results
 
+
+async def invocation_pairs(galaxy, workflow: str, history: str, inputs: dict, reps: int):
+    """Seconds per ``invoke_workflow`` and per REST invocation, interleaved, each side first in turn, on the
+    clients an agent runs (``aio``: the async SDK on one warm session, REST on one kept-alive connection; until
+    2026-11-27 this section used the synchronous test client, whose thread hop cost MCP about 3 ms a call, and
+    urllib, a connection per REST call); and per ``check_workflow_inputs`` (the preflight alone)."""
+    key = galaxy.api_key
+    times: dict[str, list[float]] = {"mcp": [], "rest": []}
+    check_times = []
+    async with aio.clients(galaxy.galaxy_url, galaxy.mcp_url, key) as c:
+        async def via_mcp():
+            return await c.call_ok("invoke_workflow", workflow_id=workflow, history_id=history, inputs=inputs)
+
+        async def via_rest():
+            response = await c.http.post(f"{galaxy.galaxy_url}/api/workflows/{workflow}/invocations",
+                                         json={"history_id": history, "inputs": {"0": inputs["table"]},
+                                               "inputs_by": "step_index"})
+            response.raise_for_status()
+            return response.json()
+
+        sides = (("mcp", via_mcp), ("rest", via_rest))
+        for rep in range(reps):  # interleaved so drift hits both sides alike, each side first in turn
+            for name, call in sides if rep % 2 == 0 else sides[::-1]:
+                start = time.perf_counter()
+                answer = await call()
+                times[name].append(time.perf_counter() - start)
+                for invocation in answer if isinstance(answer, list) else [answer]:
+                    wait_for_invocation(galaxy, key, invocation["id"])  # untimed: its jobs never run beside a call
+            start = time.perf_counter()
+            await c.call_ok("check_workflow_inputs", workflow_id=workflow, history_id=history, inputs=inputs)
+            check_times.append(time.perf_counter() - start)
+    return times, check_times
+
+
+def _extractions(galaxy, mcp, job_counts: list[int], results: dict) -> None:
+    key = galaxy.api_key
     for count in job_counts:
         jobs_history = mcp.call_ok("create_history", name=f"bench-extract-{count}", api_key=key)["id"]
         source = fetch(galaxy, key, jobs_history, {"src": "pasted", "paste_content": "a\n", "ext": "txt"})["id"]
@@ -102,4 +121,3 @@ def run(galaxy, mcp, reps: int, job_counts: list[int]) -> dict:
         )
         results[f"extract_{count}_jobs_s"] = seconds
         print(f"  create_workflow_from_history, {count} jobs ({len(saved['steps'])} steps): {seconds:.2f} s")
-    return results
