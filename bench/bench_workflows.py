@@ -50,23 +50,21 @@ def run(galaxy, mcp, reps: int, job_counts: list[int]) -> dict:
     workflow = rest(gx, "/api/workflows", key, {"workflow": chained(1), "fill_defaults": True})["id"]
     inputs = {"table": {"src": "hda", "id": table}}
     times, check_times = aio.run(invocation_pairs, galaxy, mcp, workflow, history, inputs, reps)
-    for suffix, pair in (("", ("mcp", "rest")), ("_sync_clients", ("mcp_sync", "rest_sync"))):
+    # The figure against the target keeps main's clients (sync McpClient, urllib), comparable with earlier runs:
+    # in the same series the async REST side read 1-16 ms slower than urllib's, so the async pair flatters MCP.
+    for suffix, pair in (("", ("mcp_sync", "rest_sync")), ("_async_clients", ("mcp", "rest")),
+                         ("_async_mcp_urllib_rest", ("mcp", "rest_sync"))):
         results[f"invoke_mcp{suffix}_p50_s"] = median_seconds(times[pair[0]])
         results[f"invoke_rest{suffix}_p50_s"] = median_seconds(times[pair[1]])
         results[f"invoke_mcp_over_rest{suffix}"] = (results[f"invoke_mcp{suffix}_p50_s"]
                                                     / results[f"invoke_rest{suffix}_p50_s"])
     results["preflight_p50_s"] = median_seconds(check_times)
-    print(
-        f"  invoke_workflow: MCP with preflight {results['invoke_mcp_p50_s'] * 1000:.0f} ms vs REST "
-        f"{results['invoke_rest_p50_s'] * 1000:.0f} ms -> ratio {results['invoke_mcp_over_rest']:.2f} "
-        f"(target <= 1.1); the preflight alone (check_workflow_inputs) {results['preflight_p50_s'] * 1000:.0f} ms"
-    )
-    print(
-        f"  invoke_workflow, the same series with the tests' clients (sync McpClient, urllib): MCP "
-        f"{results['invoke_mcp_sync_clients_p50_s'] * 1000:.0f} ms vs REST "
-        f"{results['invoke_rest_sync_clients_p50_s'] * 1000:.0f} ms -> ratio "
-        f"{results['invoke_mcp_over_rest_sync_clients']:.2f}"
-    )
+    for suffix, clients in (("", "the tests' clients (sync McpClient, urllib)"), ("_async_clients", "async clients"),
+                            ("_async_mcp_urllib_rest", "async MCP, urllib REST")):
+        print(f"  invoke_workflow, {clients}: MCP with preflight {results[f'invoke_mcp{suffix}_p50_s'] * 1000:.0f} ms"
+              f" vs REST {results[f'invoke_rest{suffix}_p50_s'] * 1000:.0f} ms -> ratio "
+              f"{results[f'invoke_mcp_over_rest{suffix}']:.2f}" + (" (target <= 1.1)" if not suffix else ""))
+    print(f"  the preflight alone (check_workflow_inputs) {results['preflight_p50_s'] * 1000:.0f} ms")
     mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=key)
     _extractions(galaxy, mcp, job_counts, results)
     return results
@@ -75,9 +73,9 @@ def run(galaxy, mcp, reps: int, job_counts: list[int]) -> dict:
 async def invocation_pairs(galaxy, mcp, workflow: str, history: str, inputs: dict, reps: int):
     """Seconds per ``invoke_workflow`` and per REST invocation in one interleaved series, the order rotated, on
     two kinds of client: an agent's (``aio``: the async SDK on one warm session, REST on one kept-alive
-    connection; ``mcp``, ``rest``) and the tests' (the synchronous ``McpClient``, whose thread hop costs MCP about
-    3 ms a call, and urllib, a connection per call; ``mcp_sync``, ``rest_sync``: what this section timed until
-    2026-11-27); and per ``check_workflow_inputs`` (the preflight alone)."""
+    connection; ``mcp``, ``rest``) and the tests' (the synchronous ``McpClient``, an event loop in another
+    thread, and urllib, a connection per call; ``mcp_sync``, ``rest_sync``: what this section timed until
+    2026-11-27, and still the figure against the target); and per ``check_workflow_inputs`` (the preflight)."""
     key = galaxy.api_key
     payload = {"history_id": history, "inputs": {"0": inputs["table"]}, "inputs_by": "step_index"}
     times: dict[str, list[float]] = {"mcp": [], "rest": [], "mcp_sync": [], "rest_sync": []}
