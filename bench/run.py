@@ -303,6 +303,10 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
     if "invoke_mcp_over_rest" in workflows:
         rows.append(("invoke_workflow MCP (preflight) / REST invocation, p50", workflows["invoke_mcp_over_rest"],
                      "<= 1.1"))
+        rows.append(("  the same series, async clients", workflows["invoke_mcp_over_rest_async_clients"], "(report)"))
+        rows.append(("  the same series, async MCP / urllib REST",
+                     workflows["invoke_mcp_over_rest_async_mcp_urllib_rest"],
+                     "(report)"))
     for case, figures in (results.get("progress") or {}).items():
         if isinstance(figures, dict):
             rows.append((f"wait_for_jobs ({case}) with / without a progress token, p50", figures["sse_over_json_p50"],

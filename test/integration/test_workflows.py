@@ -132,6 +132,40 @@ def test_inputs_keyed_by_label_are_invoked_and_followed_to_the_end(galaxy, mcp, 
     assert described == "Tool parameters keyed by step label or index.", described
 
 
+#: The sort workflow's second version: column 2, numbers descending (the first sorts on column 1 ascending).
+SORT_WORKFLOW_V2 = {
+    **SORT_WORKFLOW,
+    "steps": {"sort": {**SORT_WORKFLOW["steps"]["sort"],
+                       "state": {"column": "2", "style": "num", "order": "DESC", "header_lines": 0}}},
+}
+
+
+def test_a_workflow_with_two_versions_is_named_by_its_stored_id_and_runs_its_latest(
+    galaxy, mcp, api_key, wf_history, table
+):
+    """Galaxy names an invocation's workflow by the version it ran; every tool names it by the stored
+    workflow's id (the one they take). The ids coincide for a workflow's first version in a fresh database,
+    so the workflow gets a second version first, and the test checks the two ids differ before relying on it."""
+    gx = galaxy.galaxy_url
+    workflow = upload_workflow(galaxy, api_key, {**SORT_WORKFLOW, "label": "two versions"})
+    rest(gx, f"/api/workflows/{workflow}", api_key,
+         {"workflow": {**SORT_WORKFLOW_V2, "label": "two versions"}, "fill_defaults": True}, method="PUT")
+    assert len(rest(gx, f"/api/workflows/{workflow}/versions", api_key)) == 2
+    invoked = mcp.call_ok("invoke_workflow", workflow_id=workflow, history_id=wf_history,
+                          inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+    version = rest(gx, f"/api/invocations/{invoked['id']}", api_key)["workflow_id"]  # Galaxy's own view
+    assert version != workflow, "the version's id must differ from the stored workflow's for this test to tell them apart"
+    assert rest(gx, f"/api/workflows/{version}?instance=true", api_key)["id"] == workflow  # a version of it
+    assert invoked["workflow_id"] == workflow, invoked
+    details = finished_invocation(mcp, api_key, invoked["id"])  # wait_for_jobs names no workflow
+    assert details["invocation"]["workflow_id"] == workflow, details["invocation"]
+    listed = mcp.call_ok("get_invocations", workflow_id=workflow, api_key=api_key)
+    assert [(row["id"], row["workflow_id"]) for row in listed["invocations"]] == [(invoked["id"], workflow)], listed
+    sort_step = next(step for step in details["progress"]["steps"] if step["label"] == "sort")
+    # Only the second version's step sorts ROWS this way (the first sorts on column 1 ascending).
+    assert content(galaxy, api_key, sort_step["outputs"]["out_file1"]["id"]) == ROWS_BY_COLUMN_2_DESCENDING
+
+
 def test_a_misspelled_step_parameter_is_refused_with_path_and_closest_name(galaxy, mcp, api_key, wf_history, table, sort_workflow):
     """Needs the tool-input capability (issue 15): tool_state_problems checks step parameters."""
     before = len(invocations_of(galaxy, api_key, sort_workflow))
