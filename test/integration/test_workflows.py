@@ -178,6 +178,17 @@ def test_a_misspelled_step_parameter_is_refused_with_path_and_closest_name(galax
     assert len(invocations_of(galaxy, api_key, sort_workflow)) == before
 
 
+def test_a_purged_history_is_refused_in_our_words_before_galaxy_is_asked(galaxy, mcp, api_key, table, sort_workflow):
+    gone = mcp.call_ok("create_history", name="purged before the run", api_key=api_key)["id"]
+    rest(galaxy.galaxy_url, f"/api/histories/{gone}?purge=true", api_key, method="DELETE")
+    before = len(invocations_of(galaxy, api_key, sort_workflow))
+    for tool in ("check_workflow_inputs", "invoke_workflow"):
+        text = mcp.call_error(tool, workflow_id=sort_workflow, history_id=gone,
+                              inputs={"table": {"src": "hda", "id": table}}, api_key=api_key)
+        assert text.startswith(f"[CONFLICT] History {gone} is purged or archived") and "create_history" in text, text
+    assert len(invocations_of(galaxy, api_key, sort_workflow)) == before
+
+
 def test_every_input_problem_is_reported_at_once_and_nothing_is_invoked(galaxy, mcp, api_key, wf_history, table, sort_workflow):
     before = len(invocations_of(galaxy, api_key, sort_workflow))
     text = mcp.call_error(

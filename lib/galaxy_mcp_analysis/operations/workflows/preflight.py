@@ -49,7 +49,9 @@ class WorkflowPreflight:
         version: int | None = None,
     ) -> dict[str, Any]:
         _, workflow = self.accessible_workflow(workflow_id, version)
-        self.lookup.history(history_id, "own")
+        # "write": Galaxy's invocation takes the history through get_mutable, so a purged or archived one of the
+        # caller's is refused here, in our words, not by Galaxy's invocation.
+        self.lookup.history(history_id, "write")
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         by_index = {step.order_index: step for step in workflow.steps}
         for entry in plan["steps"]:
@@ -77,7 +79,7 @@ class WorkflowPreflight:
         """Galaxy's invocation, after every input and step parameter is checked (stock method overridden)."""
         stored, workflow = self.accessible_workflow(workflow_id, None)
         if history_id:
-            self.lookup.history(history_id, "own")
+            self.lookup.history(history_id, "write")
         plan = self._preflight(workflow, inputs or {}, parameters or {}, history_id)
         if plan["problems"]:
             raise problems_error(
