@@ -28,7 +28,7 @@ def get_job_errors(
     job_id: Annotated[JobId | None, Field(description="The job to read; pass this or dataset_id.")] = None,
     dataset_id: Annotated[DatasetId | None, Field(description="Reads the job that created this dataset.")] = None,
     max_bytes: Annotated[
-        int, Field(description="Byte budget per log (>= 256); longer logs keep head and tail. Clamped to the server cap.")
+        int, Field(description="Bytes per log (>= 256); the server caps it.")
     ] = 4000,
 ) -> dict[str, Any]:
     """Read why a job failed, or finished ok with empty outputs: its logs, exit code and output check.
@@ -54,11 +54,11 @@ def wait_for_jobs(
     ops,
     job_ids: Annotated[list[str] | None, Field(description="Encoded job ids, e.g. every id in run_tool's `jobs`.")] = None,
     dataset_ids: Annotated[
-        list[str] | None, Field(description="Encoded ids of output datasets; waits for the jobs that create them.")
+        list[str] | None, Field(description="Output dataset ids; waits for the jobs that make them.")
     ] = None,
     history_id: Annotated[HistoryId | None, Field(description="Waits for every unfinished job of this history.")] = None,
     timeout_seconds: Annotated[
-        int, Field(description="Longest wait in seconds (>= 0; 0 checks once). Capped by the server, 120 s by default.")
+        int, Field(description="Seconds (>= 0; 0 checks once); the server caps it, 120 s by default.")
     ] = 60,
     invocation_id: Annotated[
         str | None, Field(description="Waits until this invocation is scheduled and its jobs finished.")
@@ -82,8 +82,7 @@ def wait_for_jobs(
     Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}], ...}
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
-    Next: get_job_errors(job_id) for state error or suspected_silent_failure; repair? is the call
-    that can fix it; peek_dataset_content(dataset_id).
+    Next: get_job_errors(job_id) for a job's whole log; the repair; peek_datasets_content.
     """
     return ops.wait_for_jobs(
         job_ids=job_ids,

@@ -32,8 +32,7 @@ def create_dataset_from_text(
 ) -> dict[str, Any]:
     """Create a history dataset from text you have in context (a small TSV, BED, FASTA, ...).
 
-    Uploads the content as a pasted element through Galaxy's data fetch, the same path as
-    upload_file_from_url. Returns dataset_id, hid, name, job_id, state (usually "queued"),
+    Returns dataset_id, hid, name, job_id, state (usually "queued"),
     file_type, bytes, and Galaxy's outputs. The dataset is usable as a tool input at once;
     its bytes are exactly the content given (no line-ending or tab conversion).
 
@@ -58,25 +57,23 @@ def create_collection(
     collection_type: Annotated[
         str,
         Field(
-            description="list, paired, paired_or_unpaired, or nested with ':' (list:paired, list:list, "
-            "list:paired_or_unpaired, ...)."
+            description="list, paired, paired_or_unpaired, or nested with ':' (list:paired, list:list, ...)."
         ),
     ],
     element_identifiers: Annotated[
         list[dict[str, Any]],
         Field(
-            description='Elements in Galaxy\'s shape: [{"name": "s1", "src": "hda", "id": "<dataset id>"}, ...] '
-            '(or src "pasted", below); for nested types each element is {"name", "src": "new_collection", '
-            '"collection_type": "<inner type>", "element_identifiers": [...]} (or {"name", "src": "hdca", "id"} '
-            "of an existing inner collection)."
+            description='[{"name": "s1", "src": "hda", "id": "<dataset id>"}] or src "pasted" (below); nested: '
+            '{"name", "src": "new_collection", "collection_type", "element_identifiers": [...]} or {"name", "src": '
+            '"hdca", "id"}.'
         ),
     ],
     name: Annotated[str | None, Field(description="Collection name; default '<collection_type> of <n>'.")] = None,
     hide_source_items: Annotated[
-        bool, Field(description="Hide the source datasets in the history (only your own datasets can be hidden).")
+        bool, Field(description="Hide the source datasets (your own).")
     ] = False,
     copy_elements: Annotated[
-        bool, Field(description="Put hidden copies of the datasets in it (Galaxy's default); copied_elements lists them.")
+        bool, Field(description="Hidden copies of the datasets in it (Galaxy's default; copied_elements).")
     ] = True,
 ) -> dict[str, Any]:
     """Create a dataset collection in a history from existing datasets or pasted texts: the input for map-over.
@@ -128,8 +125,7 @@ def run_tool(
     names ("cond|p", "rep_0|p"). Values: {"src": "hda", "id": "<id>"} (dataset), {"src": "hdca",
     "id": "<id>"} (collection), or plain.
 
-    Map-over (one job per collection element): give a single-dataset input the batch form
-    {"input": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}}. Example:
+    Map-over (one job per collection element): give a single-dataset input the batch form. Example:
         run_tool(history_id="f2db41e1fa331b3e", tool_id="cat1",
                  inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
     A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you; mapped_over

@@ -166,6 +166,8 @@ STOCK_DESCRIPTIONS = {
     "search_tools.query": "Text for Galaxy's tool search (name, id, description, help), e.g. \"fastq\", \"sort\".",
     "get_history_contents.deleted": "true: only deleted items; false: only undeleted ones; null: both.",
     "get_history_contents.visible": "false: only hidden items; true: only visible ones; null: both.",
+    "create_history.name": "History name, e.g. \"RNA-seq sample A\".",
+    "get_collection_details.max_elements": "Cap on elements listed (default 500).",
     "get_dataset_details": """A dataset's metadata: name, state, extension, file_size, genome_build, peek, misc_info.
 
     metadata_* null until finished; peek is a preview (peek_preview); permissions hold role ids.
