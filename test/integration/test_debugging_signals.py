@@ -143,6 +143,9 @@ def test_one_listing_shows_what_every_job_of_the_history_ran_with(mcp, api_key, 
         one = mcp.call_ok("get_job_parameters", job_id=job, api_key=api_key)
         assert rows[job]["parameters"] == {entry["path"]: entry["value"] for entry in one["parameters"]}, what
         assert rows[job]["datasets"] == {entry["path"]: entry["dataset_id"] for entry in one["datasets"]}, what
+    text = mcp.call("list_jobs", {"history_id": history, "limit": 500, "include_parameters": True,
+                                  "api_key": api_key}).content[0].text  # what a client showing only text reads
+    assert "pattern=(unclosed" in text and "\tparameters.pattern" not in text, text[:500]
     plain = mcp.call_ok("list_jobs", history_id=history, limit=500, api_key=api_key)["jobs"]
     assert not any("parameters" in row for row in plain)  # only when asked: a listing stays small
 
@@ -159,7 +162,7 @@ def test_a_survey_quotes_the_tools_stderr_and_a_read_says_why_a_dataset_failed(m
                        api_key=api_key)
     for entry in read["datasets"]:  # readable, empty, and said why
         details = mcp.call_ok("get_dataset_details", dataset_id=entry["dataset_id"], api_key=api_key)["dataset"]
-        assert (entry["state"], entry["misc_info"]) == ("error", details["misc_info"]) and entry["misc_info"], entry
+        assert (entry["state"], entry["misc_info"]) == ("error", details["misc_info"].strip()) and entry["misc_info"]
 
 
 def _every_hint(mcp, api_key, history, made) -> list[str]:

@@ -141,3 +141,12 @@ def test_record_texts_write_each_records_text_raw_under_its_small_fields():
     assert "\n".join(rest).startswith(CHUNK)  # the chunk byte for byte, once
     assert text.count(CHUNK) == 1 and json.loads(rest[-1].removeprefix("--- "))["error"] == "[NOT_READY] still running"
     assert RecordTexts("elements", "content")({"elements": "x"}) == '{"elements":"x"}'
+
+
+def test_an_inline_column_keeps_each_records_object_in_one_cell():
+    jobs = {"jobs": [{"job_id": "a", "parameters": {"columnList": "c1", "delimiter": "T"}},
+                     {"job_id": "b", "parameters": {"pattern": "(gene", "lines": [1, 2]}, "datasets": {}}]}
+    text = Table("jobs", inline=("parameters", "datasets"))(jobs)
+    lines = text.splitlines()
+    assert lines[2] == "job_id\tparameters\tdatasets"  # no parameters.<name> column per key
+    assert lines[3:] == ["a\tcolumnList=c1; delimiter=T\t", "b\tpattern=(gene; lines=[1,2]\t"]

@@ -141,16 +141,21 @@ class Table:
     long for the summary line follows as its own section, so a reader of text loses nothing.
     With ``columns``, the table keeps those columns (in that order) and a section after it names
     the ones it left out (HTML peeks, urls, model classes), which structuredContent still holds.
+    An ``inline`` column's object stays in one cell as ``key=value; ...``: records whose objects have
+    different keys (each job's own parameters) would otherwise spread into a wide, mostly empty table.
     """
 
     path: tuple[str, ...]
     once: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
+    inline: tuple[str, ...] = ()
 
-    def __init__(self, *path: str, once: tuple[str, ...] = (), columns: tuple[str, ...] = ()):
+    def __init__(self, *path: str, once: tuple[str, ...] = (), columns: tuple[str, ...] = (),
+                 inline: tuple[str, ...] = ()):
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "once", once)
         object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "inline", inline)
 
     def __call__(self, structured: dict[str, Any]) -> str:
         records: Any = structured
@@ -193,6 +198,9 @@ class Table:
             if key in self.once and isinstance(value, dict | list) and value:
                 text = _compact(value)
                 row[key] = shared.setdefault(text, f"{key} {len(shared) + 1}")
+            elif key in self.inline and isinstance(value, dict):
+                row[key] = _cell("; ".join(f"{name}={cell if isinstance(cell, str) else _compact(cell)}"
+                                           for name, cell in value.items()))
             elif isinstance(value, dict) and value:
                 row.update({name: _cell(cell) for name, cell in _flat(value, f"{key}.").items()})
             else:

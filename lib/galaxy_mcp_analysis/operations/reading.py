@@ -292,4 +292,4 @@ def _failure_of(hda) -> dict[str, Any]:
     several datasets must not take an errored one's empty content for a result."""
     if hda.state not in ("error", "failed_metadata"):
         return {}
-    return {"misc_info": hda.info or ""}
+    return {"misc_info": (hda.info or "").strip()}

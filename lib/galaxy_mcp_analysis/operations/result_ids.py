@@ -34,8 +34,11 @@ class ResultIds:
             "WorkflowInvocation"
         ):  # Galaxy's WorkflowInvocationResponse, a root model around the view
             data = _AS_JSON.dump_python(data, mode="json")
-        if not isinstance(data, dict) or data.get("model_class") != "WorkflowInvocation":
+        if not isinstance(data, dict):
             return data
+        if data.get("model_class") != "WorkflowInvocation":  # a listing: {"invocations": [...], "count": ...}
+            return {key: self._with_stored_workflow_ids(value) if isinstance(value, list) else value
+                    for key, value in data.items()}
         security = self.trans.security
         version_id = security.decode_id(str(data.get("workflow_id")))
         stored_id = self.lookup.stored_workflow_ids.get(version_id)

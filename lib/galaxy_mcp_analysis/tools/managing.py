@@ -25,7 +25,7 @@ HistoryItems = Annotated[
 ]
 
 
-@analysis_tool(title="List jobs", read_only=True, idempotent=True, text=Table("jobs"))
+@analysis_tool(title="List jobs", read_only=True, idempotent=True, text=Table("jobs", inline=("parameters", "datasets")))
 def list_jobs(
     ops,
     history_id: Annotated[HistoryId | None, Field(description="Only this history's jobs.")] = None,
