@@ -643,7 +643,7 @@ def test_a_refused_history_update_changes_nothing(galaxy, mcp, api_key, other_us
 def test_the_debugging_tools_point_to_the_repair_and_declare_their_hints(mcp):
     tools = {tool.name: tool for tool in mcp.list_tools()}
     assert "get_job_parameters, the repair" in tools["get_job_errors"].description
-    assert "repair? is the call" in tools["wait_for_jobs"].description
+    assert "; the repair; " in tools["wait_for_jobs"].description
     for name in ("list_jobs", "get_job_parameters"):
         hints = tools[name].annotations
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (True, False, True), name
