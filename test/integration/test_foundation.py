@@ -42,8 +42,9 @@ def test_the_server_says_once_that_ids_are_per_kind_and_the_usual_path(mcp):
     instructions = mcp.opened_with.instructions
     assert "Ids are per kind" in instructions and "wait_for_jobs" in instructions
     served = {tool.name for tool in mcp.list_tools()}
-    named = {word.strip(",.;()") for word in instructions.split() if "_" in word and word.islower()}
-    assert named - {"history_id", "dataset_id", "collection_id", "job_id"} <= served, named - served
+    named = set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", instructions))  # every snake_case name it mentions
+    arguments = {"history_id", "dataset_id", "collection_id", "job_id", "include_parameters"}
+    assert named - arguments <= served and "list_jobs" in named, named - served
 
 
 def test_connect_identifies_the_keys_user(mcp, api_key):
