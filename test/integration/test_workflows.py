@@ -147,6 +147,11 @@ def test_a_workflow_with_two_versions_is_named_by_its_stored_id_and_runs_its_lat
     workflow's id (the one they take). The ids coincide for a workflow's first version in a fresh database,
     so the workflow gets a second version first, and the test checks the two ids differ before relying on it."""
     gx = galaxy.galaxy_url
+    # A workflow with two versions first puts version ids ahead of stored ids, so that an id mapped twice
+    # (version -> stored -> read again as a version) names another workflow, even in a fresh database.
+    spacer = upload_workflow(galaxy, api_key, {**SORT_WORKFLOW, "label": "spacer"})
+    rest(gx, f"/api/workflows/{spacer}", api_key,
+         {"workflow": {**SORT_WORKFLOW_V2, "label": "spacer"}, "fill_defaults": True}, method="PUT")
     workflow = upload_workflow(galaxy, api_key, {**SORT_WORKFLOW, "label": "two versions"})
     rest(gx, f"/api/workflows/{workflow}", api_key,
          {"workflow": {**SORT_WORKFLOW_V2, "label": "two versions"}, "fill_defaults": True}, method="PUT")

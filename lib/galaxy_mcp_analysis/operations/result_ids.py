@@ -21,9 +21,21 @@ _AS_JSON = TypeAdapter(Any)
 
 
 class ResultIds:
+    #: Nesting of _encode_ids_in_response calls in progress: Galaxy's encoder recurses through
+    #: ``self._encode_ids_in_response``, which is this method again for every nested list and dict.
+    _encoding_depth = 0
+
     def _encode_ids_in_response(self, data: Any) -> Any:
-        encoded = self._with_stored_workflow_ids(super()._encode_ids_in_response(data))
-        return honest_dataset_views(without_internal_ids(encoded))
+        if self._encoding_depth:  # a nested value: only Galaxy's encoding; ours runs once, on the whole result
+            return super()._encode_ids_in_response(data)
+        self._encoding_depth += 1
+        try:
+            encoded = super()._encode_ids_in_response(data)
+        finally:
+            self._encoding_depth -= 1
+        # Once only: a version id mapped to its stored workflow's id must not be mapped again as a version id
+        # (in a listing, each row was, until this guard, which a fresh database hid by ids that coincide).
+        return honest_dataset_views(without_internal_ids(self._with_stored_workflow_ids(encoded)))
 
     def _with_stored_workflow_ids(self, data: Any) -> Any:
         """An invocation's ``workflow_id`` is, in Galaxy's view, the id of the workflow *version* it ran;
