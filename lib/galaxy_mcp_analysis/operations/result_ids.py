@@ -48,8 +48,8 @@ class ResultIds:
             data = _AS_JSON.dump_python(data, mode="json")
         if not isinstance(data, dict):
             return data
-        if data.get("model_class") != "WorkflowInvocation":  # a listing: {"invocations": [...], "count": ...}
-            return {key: self._with_stored_workflow_ids(value) if isinstance(value, list) else value
+        if data.get("model_class") != "WorkflowInvocation":  # e.g. a listing: {"invocations": [...], "count": ...}
+            return {key: self._with_stored_workflow_ids(value) if isinstance(value, list | dict | BaseModel) else value
                     for key, value in data.items()}
         security = self.trans.security
         version_id = security.decode_id(str(data.get("workflow_id")))
