@@ -373,6 +373,32 @@ rules:
     assert jobs_in(galaxy, api_key, history) == jobs_before
 
 
+def test_a_rule_against_jobs_refuses_only_the_pasted_form_of_create_collection(galaxy, mcp, api_key, policy):
+    """create_collection starts a job only for pasted elements (their upload): under a rule denying
+    creates_jobs it stays listed, a list of existing datasets is made, and the pasted form is refused
+    before anything exists (no job, no dataset, no collection)."""
+    history = mcp.call_ok("create_history", name="no jobs policy", api_key=api_key)["id"]
+    dataset = paste(mcp, api_key, history)
+    wait(mcp, api_key, history)
+    policy("rules:\n  - name: no-jobs\n    who: everyone\n    reason: Jobs are run by staff.\n"
+           "    deny_mcp_tools: [creates_jobs]\n")
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}) as keyed:
+        listed = {tool.name for tool in keyed.list_tools()}
+    assert "create_collection" in listed and "run_tool" not in listed and "create_dataset_from_text" not in listed
+    made = mcp.call_ok("create_collection", history_id=history, collection_type="list", api_key=api_key,
+                       element_identifiers=[{"name": "a", "src": "hda", "id": dataset}])
+    assert (made["element_count"], made.get("job_ids")) == (1, None), made
+    contents_before = rest(galaxy.galaxy_url, f"/api/histories/{history}/contents?v=dev&deleted=false", api_key)
+    jobs_before = jobs_in(galaxy, api_key, history)
+    text = refused(mcp, "create_collection", "FORBIDDEN", "no-jobs", history_id=history, collection_type="list:list",
+                   api_key=api_key, element_identifiers=[{"name": "outer", "src": "new_collection",
+                   "collection_type": "list", "element_identifiers": [{"name": "b", "src": "pasted", "content": "x"}]}])
+    assert "create_collection is denied (creates_jobs)" in text and "Jobs are run by staff." in text, text
+    assert jobs_in(galaxy, api_key, history) == jobs_before
+    after = rest(galaxy.galaxy_url, f"/api/histories/{history}/contents?v=dev&deleted=false", api_key)
+    assert len(after) == len(contents_before)
+
+
 def test_a_rerun_with_a_flat_change_counts_against_max_jobs_per_call(galaxy, mcp, api_key, policy):
     """The policy counts a rerun's jobs on rerun_job's own merge of changes: a flat repeat_N|param change (which
     rerun_job takes) over a 3-element list is 3 jobs, refused under a limit of 2 with nothing made."""

@@ -108,6 +108,22 @@ def test_classes_come_from_the_facts_table():
     assert TOOL_FACTS["rerun_job"].classes() == {"creates_jobs", "destructive"}
 
 
+def test_create_collection_starts_jobs_only_with_pasted_elements():
+    """Its pasted elements are uploaded by a job, at any depth and however malformed the rest; existing items
+    make none, and tools/list (no call) keeps it out of creates_jobs so a rule against jobs leaves it listed."""
+    collection = TOOL_FACTS["create_collection"]
+    existing = {"element_identifiers": [{"name": "a", "src": "hda", "id": "1"}]}
+    nested = {"element_identifiers": [{"name": "o", "src": "new_collection", "element_identifiers": [
+        {"name": "a", "src": "hda", "id": "1"}, {"name": "b", "src": "pasted", "content": "x"}]}]}
+    malformed = {"element_identifiers": [{"name": "a", "src": "pasted"}, "junk", 3]}
+    assert collection.classes() == collection.classes(existing) == collection.classes({}) == set()
+    assert collection.classes(nested) == collection.classes(malformed) == {"creates_jobs"}
+    assert collection.classes({"element_identifiers": "pasted"}) == set()
+    policy = parse_policy("rules:\n  - {name: n, who: everyone, deny_mcp_tools: [creates_jobs]}\n", TOOL_FACTS)
+    assert policy.check_tool(OTHER, collection) is None and policy.check_tool(OTHER, collection, existing) is None
+    assert "create_collection is denied (creates_jobs)" in policy.check_tool(OTHER, collection, nested).reason
+
+
 @pytest.mark.parametrize(("text", "line", "name"), [
     ("rules:\n  - name: a\n    who: everyone\n    deny_mcp_tools: [purg]\n", 4, "purg"),
     ("rules:\n  - name: a\n    who: everyone\n    allow_mcp_tools:\n      - read_only\n      - run_tools\n", 6,

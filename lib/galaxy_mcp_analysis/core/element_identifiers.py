@@ -17,6 +17,7 @@ adapter to upload in one fetch before the collection is made of them.
 
 from collections.abc import (
     Callable,
+    Mapping,
     Sequence,
 )
 from dataclasses import dataclass
@@ -134,6 +135,18 @@ def check_element_identifiers(
     if check.problems:
         raise InvalidElements(_problem_report(check.problems, collection_type))
     return CheckedElements(check.references, check.pasted)
+
+
+def pastes(arguments: Mapping[str, Any]) -> bool:
+    """Whether a create_collection call's elements name a pasted text at any depth, however malformed the
+    rest: such a call uploads them in a job (policy class ``creates_jobs``); one of existing items starts none."""
+
+    def named(value: Any) -> bool:
+        if isinstance(value, dict):
+            return value.get("src") == PASTED or any(named(inner) for inner in value.values())
+        return isinstance(value, list) and any(named(inner) for inner in value)
+
+    return named(arguments.get("element_identifiers"))
 
 
 def with_dataset_ids(element_identifiers: list[dict], dataset_ids: list[str]) -> list[dict]:

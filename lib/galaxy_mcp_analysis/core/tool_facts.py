@@ -8,7 +8,10 @@ invocation limits, the check of the names in a policy file, and the audit trail'
 ``touched`` and history all read a tool's row; nothing keeps a list of tool names of its own.
 """
 
-from collections.abc import Mapping
+from collections.abc import (
+    Callable,
+    Mapping,
+)
 from dataclasses import (
     dataclass,
     field,
@@ -57,7 +60,9 @@ class ToolFacts:
     destructive: bool = False
     idempotent: bool = False
     open_world: bool = False
-    starts_jobs: bool = False
+    #: True, or for a tool that starts a job only in one form of call, the test of a call's arguments
+    #: (``create_collection``: pasted elements are uploaded by a job, existing datasets are not).
+    starts_jobs: bool | Callable[[Mapping[str, Any]], bool] = False
     runs: Runs | None = None
     #: The argument whose true value makes a call purge (class ``purge``; the audit's ``deleted`` become ``purged``).
     purges_with: str | None = None
@@ -72,10 +77,17 @@ class ToolFacts:
     def purges(self, arguments: Mapping[str, Any] | None) -> bool:
         return bool(self.purges_with and arguments is not None and arguments.get(self.purges_with))
 
+    def starts_jobs_in(self, arguments: Mapping[str, Any] | None) -> bool:
+        """Whether this call starts jobs; of the tool itself (None) only when every call does."""
+        if callable(self.starts_jobs):
+            return arguments is not None and self.starts_jobs(arguments)
+        return self.starts_jobs
+
     def classes(self, arguments: Mapping[str, Any] | None = None) -> set[str]:
-        """The policy classes of a call (``arguments``), or of the tool itself (None: listing, no purge)."""
+        """The policy classes of a call (``arguments``), or of the tool itself (None: listing, no purge, and
+        ``creates_jobs`` only for a tool whose every call starts jobs)."""
         found = {name for name, on in (("read_only", self.read_only), ("destructive", self.destructive),
-                                       ("creates_jobs", self.starts_jobs)) if on}
+                                       ("creates_jobs", self.starts_jobs_in(arguments))) if on}
         if self.purges(arguments):
             found.add("purge")
         return found

@@ -7,6 +7,7 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.element_identifiers import pastes
 from galaxy_mcp_analysis.core.tool_facts import (
     RUN_EFFECTS,
     Runs,
@@ -47,7 +48,8 @@ def create_dataset_from_text(
     return ops.create_dataset_from_text(history_id, content, name=name, file_type=file_type, dbkey=dbkey)
 
 
-@analysis_tool(title="Create dataset collection", read_only=False, starts_jobs=True, effects={
+# Only its pasted form starts a job (the upload): a rule denying creates_jobs leaves the plain form usable.
+@analysis_tool(title="Create dataset collection", read_only=False, starts_jobs=pastes, effects={
     "created": (("result.collection_id", "collection"), ("result.copied_elements[].copy_id", "dataset"),
                 ("result.pasted_dataset_ids[]", "dataset")),
     "jobs": (("result.job_ids[]", "job"),)})
