@@ -42,6 +42,19 @@ def gravity_command(port: int, preload: bool, workers: int = 1) -> list[str]:
     return gunicorn + gravity + extra_args
 
 
+def control_queue(tmp_path) -> str:
+    """Galaxy's internal control queue (kombu's SQLAlchemy transport) on a sqlite file of its own, as Galaxy's
+    default has it, its tables made before any worker starts. Each worker creates them at its first use, after
+    the fork; two workers on a fresh file raced to (rehearsal of 2026-11-27: "table kombu_message already
+    exists", a logged traceback, then kombu reconnected), a Galaxy start-up race, not one of a tool call."""
+    from kombu import Connection
+
+    url = f"sqlalchemy+sqlite:///{tmp_path / 'control.sqlite'}?isolation_level=IMMEDIATE"
+    with Connection(url) as connection:
+        connection.default_channel.session  # noqa: B018 (kombu's transport creates its tables on first use)
+    return url
+
+
 @contextmanager
 def gunicorn_galaxy(tmp_path, database_url, *, preload: bool, workers: int = 1, env: dict | None = None):
     """Galaxy under gunicorn on a free loopback port (``env``: extra variables); yields (port, process, log path)."""
@@ -51,10 +64,12 @@ def gunicorn_galaxy(tmp_path, database_url, *, preload: bool, workers: int = 1, 
     config = galaxy_config.write(data_dir, galaxy_url=f"http://127.0.0.1:{port}", id_secret="s" * 32,
                                  admin_api_key=ADMIN_KEY, database_url=database_url)
     log_path = tmp_path / "gunicorn.log"
+    env = {**os.environ, "GALAXY_CONFIG_FILE": str(config), **(env or {})}
+    if workers > 1:
+        env["GALAXY_CONFIG_OVERRIDE_AMQP_INTERNAL_CONNECTION"] = control_queue(tmp_path)
     with open(log_path, "wb") as log:
         process = subprocess.Popen(gravity_command(port, preload, workers), stdout=log, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "GALAXY_CONFIG_FILE": str(config), **(env or {})},
-                                   start_new_session=True)
+                                   env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
         while True:
