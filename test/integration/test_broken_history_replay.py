@@ -122,6 +122,8 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
         [empty] = jobs[made[what][0]]["empty_outputs"]
         assert empty["may_be_empty"] is True and "repair" not in jobs[made[what][0]], jobs[made[what][0]]
     assert "repair" not in jobs[made["wrong"][0]]  # an ok job with a result only the agent can judge
+    # What is still a problem, by id: the failures, the flagged job and the upload whose dataset failed.
+    assert set(survey["needs_attention"]) == {made["cut"][0], made["grep"][0], made["bam"][0]}, survey
 
     # ---- the findings' evidence ----
     t.block = "broken-diagnose"
@@ -174,6 +176,8 @@ def debug(t: Transcript, history: str, made: dict[str, tuple[str, str]]) -> None
     bam = jobs[made["bam"][0]]
     assert "replaced_by" not in bam and "repair" not in bam and "only its owner" in bam["no_repair"], bam
     assert (bam["state"], bam["failed_outputs"]) == ("ok", [made["bam"][1]]), bam  # the ok job's failed output, said
+    # Replaced jobs keep their states in the count (the failed Cut's error) but are no longer a problem.
+    assert after["needs_attention"] == [made["bam"][0]] and after["history_state_counts"]["error"] >= 1, after
     # The job list agrees (read outside the transcript: a check, not a step of the debugging).
     rows = t.client.call("list_jobs", {"history_id": history, "limit": 100, "api_key": t.api_key}).structured_content
     replaced = {row["job_id"]: row.get("replaced_by") for row in rows["jobs"]}

@@ -479,6 +479,8 @@ def test_a_bare_collection_is_mapped_over_and_each_output_read_back(mcp, api_key
     assert {"id", "name", "collection_type", "element_count", "output_name"} <= implicit.keys()
     assert (implicit["collection_type"], implicit["element_count"], implicit["output_name"]) == ("list", 4, "out_file1")
     assert "elements" not in implicit  # summarised: get_collection_details lists them
+    # Galaxy's populated_state is of the structure: ok at once, while its datasets still wait for their jobs.
+    assert implicit["populated_state"] == "ok" and {job["state"] for job in result["jobs"]} != {"ok"}, result
     assert len(result["jobs"]) == 4
     # What comes next first: an agent printing the start of the result sees the collection, not 4 jobs' fields.
     assert list(result)[:4] == ["implicit_collections", "mapped_over", "inputs_checked", "unchecked"], list(result)

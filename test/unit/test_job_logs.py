@@ -19,6 +19,7 @@ from galaxy_mcp_analysis.core.job_logs import (
 )
 from galaxy_mcp_analysis.core.waiting import (
     MAX_INTERVAL_SECONDS,
+    needing_attention,
     paused_explanation,
     poll_until,
     wait_budget,
@@ -309,3 +310,19 @@ def test_a_job_paused_behind_a_failed_upload_is_rerun_on_the_new_upload():
     said = paused_explanation("input in error", ERRORED, repair, "p1")["resume_with"]
     assert "create_dataset_from_text(" in said and "rerun_job(job_id='p1', changes=...)" in said
     assert "Galaxy resumes" not in said
+
+
+# ---- a survey's open problems: what a replacement fixed is no longer one ----
+
+def test_the_open_problems_are_failed_flagged_or_with_failed_outputs_and_not_replaced():
+    entries = [
+        {"job_id": "cut", "state": "error", "replaced_by": "cut2"},  # fixed: keeps its state, not a problem
+        {"job_id": "cut2", "state": "ok", "suspected_silent_failure": False},
+        {"job_id": "grep", "state": "ok", "suspected_silent_failure": True},
+        {"job_id": "bam", "state": "ok", "suspected_silent_failure": False, "failed_outputs": ["d"]},
+        {"job_id": "gone", "state": "failed"},
+        {"job_id": "sort", "state": "paused"},  # waits for its input: listed under paused, fixed with it
+        {"job_id": "empty", "state": "ok", "suspected_silent_failure": False, "empty_outputs": [{"size": 0}]},
+    ]
+    assert needing_attention(entries) == ["grep", "bam", "gone"]
+    assert needing_attention([]) == []

@@ -102,6 +102,14 @@ def look_back(since_seconds: int) -> int:
     return since_seconds
 
 
+def needing_attention(entries: Iterable[dict[str, Any]]) -> list[str]:
+    """The job ids of a wait's entries that are still a problem: failed, flagged as a silent failure, or with
+    an output that failed after the job, and not replaced by a rerun (a replaced job keeps its state, so a
+    count of states alone reads a problem already fixed as open)."""
+    return [entry["job_id"] for entry in entries if not entry.get("replaced_by") and (
+        entry["state"] in ("error", "failed") or entry.get("suspected_silent_failure") or entry.get("failed_outputs"))]
+
+
 def paused_explanation(
     info: str | None, errored_inputs: list[dict], repair: str | None = None, job_id: str | None = None
 ) -> dict[str, Any]:

@@ -72,8 +72,9 @@ def wait_for_jobs(
 
     Name jobs by job_ids, dataset_ids, invocation_id and/or history_id. A history adds
     pending_at_call, recently_finished (ended in the since_seconds before the call), paused? (its
-    paused jobs, whatever their age), history_state_counts (job states of all three) and nothing_pending; an invocation adds invocation_scheduled,
-    invocation_outputs [{step_index, label, output_name, src, id}]. Finished: ok, error, failed,
+    paused jobs, whatever their age), history_state_counts (job states of all three, replaced jobs too),
+    needs_attention (ids of failed, flagged or failed_outputs jobs not replaced) and nothing_pending; an
+    invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}]. Finished: ok, error, failed,
     deleted, stopped, skipped, paused (with paused_reason, resume_with). Returns jobs [{job_id,
     tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, failed_outputs?,
     tool_stderr_head?, repair?, no_repair?, replaced_by?}], all_terminal, timed_out, state_counts (of jobs, not recently_finished),
@@ -82,7 +83,7 @@ def wait_for_jobs(
     Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}], ...}
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
-    Next: get_job_errors(job_id) for a job's whole log; the repair; peek_datasets_content.
+    Next: get_job_errors (a job's whole log); the repair; peek_datasets_content.
     """
     return ops.wait_for_jobs(
         job_ids=job_ids,

@@ -136,9 +136,10 @@ def run_tool(
 
     tool_version: a version from get_tool_versions (None: Galaxy's default); guids work as tool_id.
     Returns tool_version, jobs, outputs, output_collections, mapped_over, implicit_collections [{id, name,
-    collection_type, element_count, output_name, ...}], inputs_checked (false: not modelled).
+    collection_type, element_count, output_name, populated_state (structure, not datasets),
+    ...}], inputs_checked (false: not modelled).
     Errors: [VALIDATION_ERROR] inputs (paths listed); [NOT_FOUND] unknown tool (search_tools),
     version (the served ones listed) or dataset; [AUTHORIZATION_ERROR] inputs you cannot read.
-    Next: wait_for_jobs(job_ids=...); get_collection_details(id); peek_dataset_content(dataset_id).
+    Next: wait_for_jobs(job_ids=...); get_collection_details; peek_dataset_content.
     """
     return ops.run_tool(history_id, tool_id, inputs, tool_version=tool_version)

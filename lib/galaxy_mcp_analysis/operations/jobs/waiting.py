@@ -28,6 +28,7 @@ from galaxy_mcp_analysis.core.errors import (
 )
 from galaxy_mcp_analysis.core.waiting import (
     look_back,
+    needing_attention,
     paused_explanation,
     poll_until,
     progress_of,
@@ -333,8 +334,9 @@ def _history_fields(jobs: list[dict[str, Any]], pending: list[str], recent: list
     if paused:
         fields["paused"] = paused
     # One count over all three lists: a job that ended just before the call is in recently_finished, not jobs.
-    listed = {entry["job_id"]: entry["state"] for entry in [*recent, *paused, *fields["pending_at_call"]]}
-    fields["history_state_counts"] = dict(Counter(listed.values()))
+    listed = {entry["job_id"]: entry for entry in [*recent, *paused, *fields["pending_at_call"]]}
+    fields["history_state_counts"] = dict(Counter(entry["state"] for entry in listed.values()))
+    fields["needs_attention"] = needing_attention(listed.values())
     if not pending:
         stuck = f"; {len(paused)} paused job(s) wait for a failed input to be fixed (paused)" if paused else ""
         fields["nothing_pending"] = (
