@@ -74,8 +74,8 @@ def wait_for_jobs(
     pending_at_call, recently_finished (ended in the since_seconds before the call), paused? (its
     paused jobs, whatever their age), history_state_counts (job states of all three, replaced jobs too),
     needs_attention (ids of failed, flagged or failed_outputs jobs not replaced) and nothing_pending; an
-    invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}]. Finished: ok, error, failed,
-    deleted, stopped, skipped, paused (with paused_reason, resume_with). Returns jobs [{job_id,
+    invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}].
+    Finished: ok, error, failed, deleted, stopped, skipped, paused (with paused_reason, resume_with). Returns jobs [{job_id,
     tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, failed_outputs?,
     tool_stderr_head?, repair?, no_repair?, replaced_by?}], all_terminal, timed_out, state_counts (of jobs, not recently_finished),
     waited_seconds, timeout_applied, capped, server_busy?. Call again while timed_out;
