@@ -4,14 +4,30 @@ usage: mcp list [NAME...]            tools/list (name, description, input schema
        mcp call TOOL '{"arg": ...}'  call one tool; prints what the server returned (isError, content)
 Reads the server URL and the API key from $TRIAL_ENV (a JSON file: {"url":..., "api_key":...}).
 """
-import asyncio, json, os, sys
+import asyncio, base64, json, os, sys
 
 import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-CONF = json.load(open(os.environ["TRIAL_ENV"]))
+CONF_PATH = os.environ["TRIAL_ENV"]
+CONF = json.load(open(CONF_PATH))
 LOG = CONF.get("log")
+
+
+def shown(block):
+    """A text block as text; an image block saved to a file beside the log, as a multimodal client shows it."""
+    if block.type == "text":
+        return block.text
+    if block.type == "image":
+        folder = os.path.dirname(os.path.abspath(LOG or CONF_PATH))
+        suffix = block.mime_type.split("/")[-1]
+        index = len([name for name in os.listdir(folder) if name.startswith("image-")]) + 1
+        path = os.path.join(folder, f"image-{index}.{suffix}")
+        with open(path, "wb") as out:
+            out.write(base64.b64decode(block.data))
+        return {"image_saved_to": path, "mimeType": block.mime_type}
+    return block.model_dump()
 
 
 async def main(argv):
@@ -33,8 +49,7 @@ async def main(argv):
                 if argv[0] == "call":
                     args = json.loads(argv[2]) if len(argv) > 2 else {}
                     result = await session.call_tool(argv[1], args)
-                    out = {"isError": result.is_error,
-                           "content": [c.text if c.type == "text" else c.model_dump() for c in result.content]}
+                    out = {"isError": result.is_error, "content": [shown(c) for c in result.content]}
                     text = json.dumps(out, indent=1)
                     print(text)
                     if LOG:
