@@ -303,7 +303,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("paused (with paused_reason, resume_with)",
          "test_waits_and_failures.py::test_a_paused_job_says_why_and_what_resumes_it"),
         ("Returns jobs [{job_id, tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, "
-         "failed_outputs?, tool_stderr_head?, repair?, no_repair?, replaced_by?}]",
+         "failed_outputs?, tool_stderr_head?, repair?, no_repair?, recreate?, replaced_by?, recreated_by?, removed?}]",
          "test_jobs.py::test_wait_by_job_ids_reports_each_job"),
         ("replaced_by?}]", "test_broken_history_replay.py::test_a_broken_history_is_debugged_with_the_hints_alone"),
         ("an invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}]",
