@@ -23,6 +23,9 @@ from galaxy_mcp_analysis.core.images import (
 PDF_SCALE = 2.0
 #: An SVG larger than this is not rendered (its text is still readable).
 MAX_SVG_BYTES = 8 * 1024 * 1024
+#: Bytes of one image at most: past the pixel cap's ~1,600 tokens an image shows a model nothing more, and
+#: every byte travels (base64, a third more) with each result an agent keeps.
+MAX_IMAGE_BYTES = 512 * 1024
 #: Each attempt to fit the byte budget shrinks the image's sides by this factor.
 SHRINK = 0.7
 
@@ -46,16 +49,24 @@ def image_of(path: str, kind: str, name: str, byte_budget: int) -> ImageBlock:
                     with open(path, "rb") as stored:  # sent as stored: no re-encoding loss, no time spent
                         return ImageBlock(stored.read(), SENDABLE_MIME_TYPES[picture.format], *original, *original)
                 keep_jpeg = picture.format == "JPEG"
-                frame = picture.convert("RGB" if keep_jpeg else "RGBA")
+                # An alpha channel only where the source has one: it costs a PNG a quarter more bytes.
+                transparent = picture.mode in ("RGBA", "LA", "PA") or "transparency" in picture.info
+                frame = picture.convert("RGBA" if transparent and not keep_jpeg else "RGB")
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as unreadable:
         raise AnalysisError(
             ErrorCode.VALIDATION_ERROR,
             f"Dataset {name!r} could not be decoded as an image ({type(unreadable).__name__}: {unreadable}).",
             "Check its datatype with get_dataset_details, or read its bytes with allow_binary=true.",
         ) from None
+    budget = min(byte_budget, MAX_IMAGE_BYTES)
     while True:
-        data = _encoded(frame if target == frame.size else frame.resize(target, Image.Resampling.LANCZOS), keep_jpeg)
-        if len(data) <= byte_budget or max(target) <= 64:
+        sized = frame if target == frame.size else frame.resize(target, Image.Resampling.LANCZOS)
+        data = _encoded(sized, keep_jpeg)
+        if len(data) > budget and not keep_jpeg and sized.mode == "RGB":
+            # A photo-like or finely shaded picture: JPEG keeps its size where PNG would have to shrink it.
+            if len(jpeg := _encoded(sized, True)) <= budget:
+                return ImageBlock(jpeg, "image/jpeg", *target, *original)
+        if len(data) <= budget or max(target) <= 64:
             return ImageBlock(data, "image/jpeg" if keep_jpeg else "image/png", *target, *original)
         target = fitted_size(*target, long_side=int(max(target) * SHRINK))
 
@@ -119,7 +130,7 @@ def _rendered_pdf(path: str):
         page = document[0]
         full = (max(1, round(page.get_width() * PDF_SCALE)), max(1, round(page.get_height() * PDF_SCALE)))
         target = fitted_size(*full)
-        frame = page.render(scale=PDF_SCALE * target[0] / full[0]).to_pil().convert("RGBA")
+        frame = page.render(scale=PDF_SCALE * target[0] / full[0]).to_pil().convert("RGB")  # pages are opaque
     finally:
         document.close()
     return frame, full
