@@ -86,7 +86,8 @@ def test_a_large_png_is_an_image_block_scaled_to_the_cap(mcp, api_key, images):
     assert abs(picture.size[0] / picture.size[1] - 4 / 3) < 0.01
     # The model sees the figure: the red square top-left, the blue bar bottom-right.
     rgb = picture.convert("RGB")
-    assert rgb.getpixel((5, 5)) == (255, 0, 0) and rgb.getpixel((picture.size[0] - 5, picture.size[1] - 5)) == (0, 0, 255)
+    corner = (picture.size[0] - 5, picture.size[1] - 5)
+    assert rgb.getpixel((5, 5)) == (255, 0, 0) and rgb.getpixel(corner) == (0, 0, 255)
     assert image["bytes"] == len(base64.b64decode(block.data)) < len(files["large.png"][1])
     assert (read["extension"], read["encoding"], read["eof"], "content" not in read) == ("png", "image", True, True)
     # The text block says what the image is for a reader of text.

@@ -74,6 +74,7 @@ def test_a_suggestion_fits_its_cause(code, failure, arguments, fits, misfits):
 
 def test_every_cause_specific_suggestion_is_paired_with_a_cause():
     """A row of the table no cause above reaches would be a suggestion no test ever read."""
-    suggestions = [coded_text(failure, "t", arguments) for causes in CAUSES.values() for failure, arguments, *_ in causes]
+    suggestions = [coded_text(failure, "t", arguments)
+                   for causes in CAUSES.values() for failure, arguments, *_ in causes]
     for _, _, suggestion in errors._SUGGESTION_BY_CAUSE:
         assert any(suggestion in text for text in suggestions), suggestion

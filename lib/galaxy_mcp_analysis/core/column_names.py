@@ -22,7 +22,8 @@ class ColumnHeader:
 
 
 def column_header(content: str, column_names: list | None, header: bool) -> ColumnHeader | None:
-    """The names and header lines for ``content``; None when neither is asked. Raises ValueError saying what is wrong."""
+    """The names and header lines for ``content``; None when neither is asked.
+    Raises ValueError saying what is wrong."""
     if column_names is None and not header:
         return None
     names = None

@@ -85,7 +85,8 @@ def upload_remedy(sources: list[dict[str, Any]], history: str, binary_types: set
             remedy["no_repair"] += f" To use the recorded text as what it is ({fitting_type}): recreate."
             remedy["recreate"] = (
                 f"create_dataset_from_text(history_id={history!r}, content={text}, file_type={fitting_type!r}): the "
-                f"recorded text as {fitting_type!r}, the type it fits; it is no {declared} and does not stand in for one.")
+                f"recorded text as {fitting_type!r}, the type it fits; it is no {declared} and does not stand in "
+                "for one.")
         return remedy
     if source.get("src") == "url":
         call = f"upload_file_from_url(history_id={history!r}, url={source['url']!r}, file_type=...)"

@@ -76,7 +76,8 @@ def wait_for_jobs(
     invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}].
     Finished: ok, error, failed, deleted, stopped, skipped, paused (with paused_reason, resume_with). Returns jobs [{job_id,
     tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, failed_outputs?,
-    tool_stderr_head?, repair?, no_repair?, recreate?, replaced_by?, recreated_by?, removed?}], all_terminal, timed_out, state_counts (of jobs, not recently_finished),
+    tool_stderr_head?, repair?, no_repair?, recreate?, replaced_by?, recreated_by?, removed?}], all_terminal,
+    timed_out, state_counts (of jobs, not recently_finished),
     waited_seconds, timeout_applied, capped, server_busy?. Call again while timed_out;
     progressToken gets notifications/progress.
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and

@@ -44,7 +44,8 @@ def peek_dataset_content(
     gzip text is read decompressed; offsets count decompressed bytes (compressed: "gzip").
     Images (png, jpg, gif, svg, pdf...): an image block (<= 1568 px) and image {width, height, original_*}.
 
-    Example: peek_dataset_content(dataset_id, max_bytes=4096) -> {"content": "chr1\\t100\\n...", "next_offset": 4090, ...}
+    Example: peek_dataset_content(dataset_id, max_bytes=4096) -> {"content": "chr1\\t100\\n...",
+    "next_offset": 4090, ...}
 
     Errors: [NOT_READY] still queued/running (wait_for_jobs(dataset_ids=[...]));
     [VALIDATION_ERROR] binary datatype (convert it, or allow_binary=true), a collection id
