@@ -305,7 +305,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("Returns jobs [{job_id, tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, "
          "failed_outputs?, tool_stderr_head?, repair?, no_repair?, recreate?, replaced_by?, recreated_by?, removed?}]",
          "test_jobs.py::test_wait_by_job_ids_reports_each_job"),
-        ("replaced_by?}]", "test_broken_history_replay.py::test_a_broken_history_is_debugged_with_the_hints_alone"),
+        ("replaced_by?, recreated_by?, removed?}]", "test_broken_history_replay.py::test_a_broken_history_is_debugged_with_the_hints_alone"),
         ("an invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}]",
          "test_workflows.py::test_a_subworkflow_step_is_checked_waited_for_and_followed"),
         ("timed_out", "test_jobs.py::test_a_wait_times_out_then_sees_the_jobs_finish"),

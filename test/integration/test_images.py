@@ -118,7 +118,8 @@ def test_tiff_svg_and_pdf_become_pngs(mcp, api_key, images):
     assert picture.convert("RGB").getpixel((300, 100)) == (255, 255, 255)
     read, block, picture = image_result(mcp, api_key, ids["figure.pdf"])
     assert block.mime_type == "image/png" and read["image"]["original_width"] == 1440  # 10 in at 144 dpi
-    assert picture.convert("RGB").getpixel((10, 10)) == (255, 0, 0)
+    red, green, blue = picture.convert("RGB").getpixel((10, 10))  # Pillow's PDF holds the picture as a JPEG
+    assert red > 240 and green < 20 and blue < 20
 
 
 def test_allow_binary_still_returns_the_raw_bytes(mcp, api_key, images):
