@@ -53,8 +53,7 @@ class TableHeaders:
 
     def name_columns(self, job_id: str, headers: dict[str, ColumnHeader]) -> dict[str, Any]:
         """Wait for the upload job, then set each dataset's column metadata; what was set, per dataset id."""
-        decoded = self.trans.security.decode_id(job_id)
-        _, timed_out = self._poll_until_terminal({decoded: job_id}, self.settings.max_wait_seconds)
+        timed_out = self.until_job_ends(job_id, self.settings.max_wait_seconds)
         session = self.trans.sa_session
         named: dict[str, Any] = {}
         for dataset_id, header in headers.items():
