@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.job_logs import (
+    cause_line,
     declared_output,
     excerpt,
     judge_outputs,
@@ -326,3 +327,38 @@ def test_the_open_problems_are_failed_flagged_or_with_failed_outputs_and_not_rep
     ]
     assert needing_attention(entries) == ["grep", "bam", "gone"]
     assert needing_attention([]) == []
+
+
+def test_purged_deleted_or_recreated_problems_are_settled_too():
+    entries = [
+        {"job_id": "upload", "state": "ok", "failed_outputs": ["d"], "recreated_by": "d2"},  # uploaded again, ok
+        {"job_id": "purged", "state": "error", "removed": "purged"},
+        {"job_id": "deleted", "state": "error", "removed": "deleted"},
+        {"job_id": "open", "state": "error", "repair": "rerun_job(...)"},
+    ]
+    assert needing_attention(entries) == ["open"]
+
+
+# ---- the stderr line a repair quotes ----
+
+@pytest.mark.parametrize("stderr, cause", [
+    (None, None),
+    ("", None),
+    ("Fatal error: Exit code 1 ()\n", None),  # Galaxy's line says that, never why
+    ("reading input.tsv\nawk: cannot open file.txt (No such file or directory)\nFatal error: Exit code 2 ()\n",
+     "awk: cannot open file.txt (No such file or directory)"),
+    ("Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    main()\n"
+     "KeyError: 'gene'\n", "KeyError: 'gene'"),
+    ("Loading 3 rows\nWarning: column 2 empty\nsegmentation fault (core dumped)\nbye\n",
+     "segmentation fault (core dumped)"),
+    ("column 4 out of range\n", "column 4 out of range"),  # no cause word: the last line that is not boilerplate
+    ("samtools: [E::hts_open_format] fail to open file 'x.bam'\nError: invalid BAM header\nwrote 0 lines\n",
+     "Error: invalid BAM header"),
+])
+def test_the_cause_line_is_the_last_that_names_one(stderr, cause):
+    assert cause_line(stderr) == cause
+
+
+def test_a_long_cause_line_is_cut():
+    line = cause_line("Error: " + "x" * 1000)
+    assert line.startswith("Error: xxx") and line.endswith("...") and len(line) == 303

@@ -58,6 +58,16 @@ def test_pasted_text_declared_as_a_binary_type_has_no_repair_only_the_reason():
     assert "create_dataset_from_text" not in remedy["no_repair"]  # nothing poses as the fix
 
 
+def test_pasted_text_declared_binary_is_offered_as_the_type_it_fits():
+    sources = [{"src": "pasted", "paste_content": "gene\tn\nmecA\t3\n", "ext": "bam"}]
+    remedy = upload_remedy(sources, "h1", binary_types={"bam"}, fitting_type="tabular")
+    assert set(remedy) == {"no_repair", "recreate"}  # the BAM meant is still nobody's to make here
+    assert remedy["recreate"].startswith(
+        "create_dataset_from_text(history_id='h1', content='gene\\tn\\nmecA\\t3\\n', file_type='tabular'): ")
+    assert "no bam" in remedy["recreate"] and "recreate" in remedy["no_repair"]
+    assert "create_dataset_from_text" not in remedy["no_repair"]
+
+
 def test_an_upload_of_a_text_type_or_a_url_is_repaired_by_uploading_it_again():
     pasted = upload_remedy([{"src": "pasted", "paste_content": "a\tb\n", "ext": "fasta"}], "h1", {"bam"})
     assert pasted["repair"].startswith("create_dataset_from_text(history_id='h1', content='a\\tb\\n', file_type=...)")

@@ -23,6 +23,10 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import Any
 
+from galaxy_mcp_analysis.core.column_names import (
+    column_header,
+    ColumnHeader,
+)
 from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.managing import TAG_FORM
 from galaxy_mcp_analysis.core.pasted_text import paste_problem
@@ -41,7 +45,7 @@ MAX_COLLECTION_TYPE_LENGTH = 255
 #: PostgreSQL refuses longer values (and NUL characters) mid-creation, sqlite stores them.
 MAX_ELEMENT_NAME_LENGTH = 255
 ELEMENT_KEYS = frozenset({"name", "src", "id", "collection_type", "element_identifiers", "tags"})
-PASTED_KEYS = frozenset({"name", "src", "content", "file_type", "dbkey", "tags"})
+PASTED_KEYS = frozenset({"name", "src", "content", "file_type", "dbkey", "tags", "column_names", "header"})
 #: Levels of nesting create_collection builds. Measured on sqlite: a 60-level list is created, then every
 #: listing of its history fails ("at most 64 tables in a join", HTTP 500); 32 levels still list.
 MAX_NESTING_LEVELS = 16
@@ -79,6 +83,8 @@ class PastedElement:
     content: str
     file_type: str = "auto"
     dbkey: str = "?"
+    #: Its column names (``column_names`` or ``header``), set as Galaxy's metadata after the upload.
+    header: ColumnHeader | None = None
 
 
 @dataclass(frozen=True)
@@ -263,8 +269,16 @@ class _Check:
         for key, value in texts.items():
             if not isinstance(value, str) or not value or "\x00" in value:
                 self.problem(path, f"{key!r} must be a non-empty string without NUL characters, got {value!r:.40}.")
+        header = None
+        if not isinstance(element.get("header", False), bool):
+            self.problem(path, f"'header' must be true or false, got {element['header']!r:.40}.")
+        else:
+            try:
+                header = column_header(content, element.get("column_names"), element.get("header", False))
+            except ValueError as wrong:
+                self.problem(path, str(wrong))
         if isinstance(element.get("name"), str):
-            self.pasted.append(PastedElement(path, element["name"], content, **texts))
+            self.pasted.append(PastedElement(path, element["name"], content, **texts, header=header))
 
     def pasted_totals(self) -> None:
         """Pasted text is one upload: never mixed with existing items, and capped as a whole."""

@@ -201,3 +201,29 @@ def declared_output(association_name: str) -> tuple[str, bool]:
     if match := _DISCOVERED.match(association_name):
         return match.group("output"), True
     return association_name.split(_COLLECTION_PART, 1)[0], False
+
+
+#: A stderr line that names a cause: the words tools and runtimes use for one.
+_CAUSE_WORDS = re.compile(
+    r"error|exception|not found|no such|cannot|can't|could not|couldn't|unable to|failed|invalid|denied|missing"
+    r"|fatal|abort|killed|segmentation fault|out of memory|unrecognized|unknown|illegal|not allowed|usage:",
+    re.IGNORECASE,
+)
+#: Lines that say a failure happened but never why (Galaxy's own exit-code line, a traceback's frames).
+_NO_CAUSE = re.compile(
+    r"^(Fatal error: Exit code \d+ \(.*\)|Traceback \(most recent call last\):|File \".*\", line \d+.*|\^+|~+)$"
+)
+#: Characters of a quoted cause line at most (a minified JSON error can be one huge line).
+MAX_CAUSE_CHARS = 300
+
+
+def cause_line(stderr: str | None) -> str | None:
+    """The stderr line that names a failure's cause: the last line with a cause word (a runtime's last error
+    comes after its context, a traceback's exception after its frames), else the last line that is not
+    boilerplate; None for an empty log. Galaxy's "Fatal error: Exit code" line and traceback frames never."""
+    lines = [line.strip() for line in (stderr or "").splitlines()]
+    lines = [line for line in lines if line and not _NO_CAUSE.match(line)]
+    if not lines:
+        return None
+    chosen = next((line for line in reversed(lines) if _CAUSE_WORDS.search(line)), lines[-1])
+    return chosen if len(chosen) <= MAX_CAUSE_CHARS else chosen[:MAX_CAUSE_CHARS] + "..."

@@ -64,7 +64,8 @@ def upload_sources(request) -> list[dict[str, Any]]:
     return sources
 
 
-def upload_remedy(sources: list[dict[str, Any]], history: str, binary_types: set[str]) -> dict[str, str]:
+def upload_remedy(sources: list[dict[str, Any]], history: str, binary_types: set[str],
+                  fitting_type: str | None = None) -> dict[str, str]:
     """What can be done about a failed upload, from the sources its job recorded: ``repair``, a call that
     can succeed, or ``no_repair``, why none can. Galaxy does not rerun uploads, so the repair is the upload
     again; pasted text declared as a binary type (``binary_types``: e.g. text declared as BAM) cannot be
@@ -74,11 +75,19 @@ def upload_remedy(sources: list[dict[str, Any]], history: str, binary_types: set
     if source.get("src") == "pasted" and declared in binary_types:
         content = source.get("paste_content", "")
         shown = repr(content[:QUOTED_CONTENT]) + ("..." if len(content) > QUOTED_CONTENT else "")
-        return {"no_repair": (
+        remedy = {"no_repair": (
             f"The upload recorded {len(content)} characters of pasted text, {shown}, declared as {declared!r}, "
             f"a binary format: no file_type turns text into a {declared}, so no call here makes the file meant. "
             f"If a real {declared} file exists, only its owner has it; once you have it, upload_file_from_url. "
             "The failed dataset can stay as the record.")}
+        if fitting_type:  # the text is usable as what it is (``fitting_type``: Galaxy's sniffers' verdict on it)
+            text = repr(content) if len(content) <= MAX_REPAIR_CONTENT else "..."
+            remedy["no_repair"] += f" To use the recorded text as what it is ({fitting_type}): recreate."
+            remedy["recreate"] = (
+                f"create_dataset_from_text(history_id={history!r}, content={text}, file_type={fitting_type!r}): the "
+                f"recorded text as {fitting_type!r}, the type it fits; it is no {declared} and does not stand in "
+                "for one.")
+        return remedy
     if source.get("src") == "url":
         call = f"upload_file_from_url(history_id={history!r}, url={source['url']!r}, file_type=...)"
     elif source.get("src") == "pasted" and len(source.get("paste_content", "")) <= MAX_REPAIR_CONTENT:

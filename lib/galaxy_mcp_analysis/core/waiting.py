@@ -102,11 +102,17 @@ def look_back(since_seconds: int) -> int:
     return since_seconds
 
 
+#: Fields of a wait entry that say a problem is settled, whatever its job's state.
+SETTLED = ("replaced_by", "recreated_by", "removed")
+
+
 def needing_attention(entries: Iterable[dict[str, Any]]) -> list[str]:
     """The job ids of a wait's entries that are still a problem: failed, flagged as a silent failure, or with
-    an output that failed after the job, and not replaced by a rerun (a replaced job keeps its state, so a
-    count of states alone reads a problem already fixed as open)."""
-    return [entry["job_id"] for entry in entries if not entry.get("replaced_by") and (
+    an output that failed after the job, and not settled since (a replaced job keeps its state, so a count of
+    states alone reads a problem already fixed as open). What Galaxy or the tool flagged only: a job that ran
+    ok and wrote a wrong result is not known here."""
+    # Settled: replaced by a rerun, its outputs purged or deleted, or (an upload) its source uploaded again and ok.
+    return [entry["job_id"] for entry in entries if not any(entry.get(key) for key in SETTLED) and (
         entry["state"] in ("error", "failed") or entry.get("suspected_silent_failure") or entry.get("failed_outputs"))]
 
 

@@ -82,6 +82,19 @@ _DEFAULT_SUGGESTION = {
     ErrorCode.RATE_LIMITED: "Wait retry_after_seconds, then call again.",
 }
 
+#: Suggestions that fit a cause better than its code's default: (Galaxy exception class, a pattern of its
+#: message, suggestion), first match wins. A 403 is not always about an item: a capability the account
+#: lacks (user tools, admin) or the server's configuration needs another next step than "use an item you own".
+_SUGGESTION_BY_CAUSE = (
+    ("InsufficientPermissionsException", re.compile(r"unprivileged tools", re.I),
+     "User-defined tools are not enabled for this account (Galaxy grants them by role): use the toolbox's tools "
+     "(search_tools), or ask the Galaxy admin for that role."),
+    ("AdminRequiredException", re.compile(""),
+     "This needs a Galaxy admin account: do without it, or ask the Galaxy admin."),
+    ("ConfigDoesNotAllowException", re.compile(""),
+     "This Galaxy's configuration does not allow it: do without it, or ask the Galaxy admin."),
+)
+
 #: For [NOT_FOUND], the tool that lists valid values of the id argument the call named.
 _LISTER_BY_ARGUMENT = {
     "job_id": "wait_for_jobs(history_id=...) or get_job_details(dataset_id) for job ids",
@@ -164,8 +177,16 @@ def format_error(code: ErrorCode, message: str, suggestion: str | None = None) -
     return f"[{code.value}] {message}\nSuggestion: {(suggestion or _DEFAULT_SUGGESTION[code]).strip()}"
 
 
-def suggestion_for(code: ErrorCode, arguments: dict[str, Any] | None = None) -> str:
-    """The default next step for a code, naming the lister of the id the call passed."""
+def suggestion_for(
+    code: ErrorCode, arguments: dict[str, Any] | None = None, cause: BaseException | None = None
+) -> str:
+    """The next step for a code: one that fits its ``cause`` (_SUGGESTION_BY_CAUSE), else the code's default,
+    naming the lister of the id the call passed."""
+    if cause is not None:
+        names = {cls.__name__ for cls in type(cause).__mro__}
+        for class_name, pattern, suggestion in _SUGGESTION_BY_CAUSE:
+            if class_name in names and pattern.search(str(cause)):
+                return suggestion
     if code is ErrorCode.NOT_FOUND and arguments:
         listers = [lister for name, lister in _LISTER_BY_ARGUMENT.items() if arguments.get(name)]
         if listers:
@@ -267,7 +288,7 @@ def coded_text(exc: BaseException, operation: str, arguments: dict[str, Any] | N
             message = _agent_message(_strip_wrapper(str(cause), operation), arguments)
             if code is not ErrorCode.SYSTEM_ERROR and message:
                 # Galaxy's MessageException texts are written for API users.
-                return format_error(code, f"{operation}: {message}", suggestion_for(code, arguments))
+                return format_error(code, f"{operation}: {message}", suggestion_for(code, arguments, cause))
             return _system_error(cause, operation)
     root = chain[-1]
     if type(root) is ValueError:

@@ -18,12 +18,16 @@ too is labelled): many clients hand the model the text block alone, so no field 
   tab-separated table with one header line (``get_history_contents``), keys written once;
   ``once=("schema",)`` writes a large object that rows repeat once, after the table.
 
+A result that carries images (``core.images.WithImages``: an image dataset read by peek_dataset_content)
+gets one MCP ``image`` block per image after its text block; structuredContent describes them.
+
 Opting in is one argument where a tool is declared: ``analysis_tool(..., text=RawText("content"))``
 for the patch set's tools (mcp.declaration builds the result, so FastMCP never serializes the
 whole result to text), or an entry of the ``{tool name: shape}`` table that ``ShapedText``
 (a middleware) applies to Galaxy's stock tools. Errors are never reshaped.
 """
 
+import base64
 import json
 from collections.abc import (
     Callable,
@@ -34,7 +38,10 @@ from typing import Any
 
 from fastmcp.server.middleware import Middleware
 from fastmcp.tools.base import ToolResult
-from mcp.types import TextContent
+from mcp.types import (
+    ImageContent,
+    TextContent,
+)
 
 #: A summary line leaves out a field whose compact JSON is longer than this (structuredContent keeps it).
 SUMMARY_VALUE_LIMIT = 200
@@ -209,8 +216,12 @@ class Table:
 
 
 def shaped_result(structured: dict[str, Any], shape: TextShape) -> ToolResult:
-    """A tool result whose structuredContent is ``structured`` and whose one text block is ``shape``'s."""
-    return ToolResult(content=[TextContent(type="text", text=shape(structured))], structured_content=structured)
+    """A tool result whose structuredContent is ``structured`` and whose one text block is ``shape``'s,
+    followed by an ``image`` block for each image the result carries (core.images.WithImages), in order."""
+    blocks: list[TextContent | ImageContent] = [TextContent(type="text", text=shape(structured))]
+    blocks += [ImageContent(type="image", data=base64.b64encode(image.data).decode("ascii"), mime_type=image.mime_type)
+               for image in getattr(structured, "images", ())]
+    return ToolResult(content=blocks, structured_content=dict(structured))
 
 
 class ShapedText(Middleware):

@@ -68,8 +68,11 @@ class MakingInputs:
         name: str | None = None,
         file_type: str = "auto",
         dbkey: str = "?",
+        column_names: list[str] | None = None,
+        header: bool = False,
     ) -> dict[str, Any]:
-        """A new dataset holding exactly ``content`` (UTF-8), uploaded as a pasted fetch element."""
+        """A new dataset holding exactly ``content`` (UTF-8), uploaded as a pasted fetch element; with
+        ``column_names`` or ``header``, its column metadata is set once the upload has finished."""
         if problem := paste_problem(content, self.settings.max_paste_bytes):
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
@@ -78,10 +81,12 @@ class MakingInputs:
                 "Split it into several datasets, or publish the file at a URL and use upload_file_from_url.",
             )
         size = len(content.encode("utf-8"))
+        asked = self.checked_header("column_names" if column_names is not None else "header", content, file_type,
+                                    column_names, header)
         pasted = PastedElement("content", name, content, file_type, dbkey)
         result = self._fetch_into_history(history_id, [_pasted(pasted)])
         (output,) = result["outputs"]
-        return {
+        created = {
             "dataset_id": output["id"],
             "hid": output["hid"],
             "name": output["name"],
@@ -91,6 +96,9 @@ class MakingInputs:
             "bytes": size,
             "outputs": result["outputs"],
         }
+        if asked is not None:
+            created.update(self.name_columns(created["job_id"], {created["dataset_id"]: asked})[created["dataset_id"]])
+        return created
 
     def upload_file_from_url(
         self,
@@ -151,6 +159,9 @@ class MakingInputs:
             collection_type, element_identifiers, is_galaxy_tag, self.settings.max_paste_bytes
         )
         check_storable(name=name)
+        for element in checked.pasted:
+            if element.header is not None:
+                self.check_header_type(element.path, element.file_type)
         uploaded: dict[str, Any] = {}
         if checked.pasted:
             # The pasted texts are the collection's own datasets: no copies, hidden like an upload's elements.
@@ -181,6 +192,10 @@ class MakingInputs:
         if uploaded:
             result["pasted_dataset_ids"] = _output_ids(uploaded)
             result["job_ids"] = [job["id"] for job in uploaded["jobs"]]
+            headers = {dataset_id: element.header for dataset_id, element in zip(result["pasted_dataset_ids"],
+                                                                                 checked.pasted) if element.header}
+            if headers:
+                result["column_names"] = self.name_columns(result["job_ids"][0], headers)
         return result
 
     def _copied_elements(self, collection_id: int) -> dict[str, Any]:

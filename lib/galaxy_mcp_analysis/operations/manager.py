@@ -25,6 +25,7 @@ from galaxy_mcp_analysis.operations.result_ids import ResultIds
 from galaxy_mcp_analysis.operations.tool_information import ToolInformation
 from galaxy_mcp_analysis.operations.tool_inputs import ToolInputs
 from galaxy_mcp_analysis.operations.tool_runs import ToolRuns
+from galaxy_mcp_analysis.operations.table_headers import TableHeaders
 from galaxy_mcp_analysis.operations.workflows import Workflows
 
 
@@ -33,6 +34,7 @@ class AnalysisOperationsManager(
     ReadingOutputs,
     NotebookPages,
     MakingInputs,
+    TableHeaders,
     ToolRuns,
     Jobs,
     ToolInputs,

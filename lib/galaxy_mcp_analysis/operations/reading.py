@@ -35,9 +35,17 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.images import (
+    image_kind,
+    ImageBlock,
+    WithImages,
+)
+from galaxy_mcp_analysis.operations.images import image_of
 
 #: Dataset states whose bytes are final (an errored job's partial output is worth reading).
 READABLE_STATES = frozenset({"ok", "error", "failed_metadata"})
+#: Below this many bytes left of a call's read cap, a further image is not sent (it says so instead).
+MIN_IMAGE_BUDGET = 32 * 1024
 #: Datasets one peek_datasets_content call reads at most.
 MAX_DATASETS_PER_CALL = 50
 
@@ -56,11 +64,12 @@ class ReadingOutputs:
         """A byte range of a history dataset, decoded for an agent (extends Galaxy's fixed-size peek)."""
         max_bytes_applied, capped = clamp_max_bytes(max_bytes, self.settings.max_read_bytes)
         hda = self._readable_hda(dataset_id)
+        images: list[ImageBlock] = []
         result = {
             "dataset_id": dataset_id,
             "history_id": self.trans.security.encode_id(hda.history_id) if hda.history_id else None,
             "name": hda.name,
-            **self._hda_chunk(hda, offset, max_bytes_applied, whole_lines, allow_binary),
+            **self._hda_chunk(hda, offset, max_bytes_applied, whole_lines, allow_binary, images),
             "peek": hda.peek or "",
             "max_bytes_applied": max_bytes_applied,
             "capped": capped,
@@ -70,7 +79,7 @@ class ReadingOutputs:
         if other := self._other_item_named_by(hda.id):
             kind, name, suggestion = other
             result["warning"] = f"This id also names the {kind} {name!r}; if you meant it: {suggestion}"
-        return result
+        return WithImages(result, images)
 
     def peek_collection_content(
         self,
@@ -89,9 +98,10 @@ class ReadingOutputs:
         chosen = elements_within(len(elements), element_offset, max_elements, max_bytes_applied, cap)
         page = [elements[index] for index in chosen]
         _, readable = self.lookup.datasets({element.hda.id for element in page if element.hda is not None})
-        read = [self._element_chunk(element, readable, offset, max_bytes_applied) for element in page]
+        images: list[ImageBlock] = []
+        read = [self._element_chunk(element, readable, offset, max_bytes_applied, images) for element in page]
         following = chosen.stop if chosen.stop < len(elements) else None
-        return {
+        return WithImages({
             "collection_id": collection_id,
             "history_id": self.trans.security.encode_id(hdca.history_id) if hdca.history_id else None,
             "name": hdca.name,
@@ -102,9 +112,10 @@ class ReadingOutputs:
             "max_bytes_applied": max_bytes_applied,
             "capped": capped or (following is not None and len(page) < max_elements),
             "elements": read,
-        }
+        }, images)
 
-    def _element_chunk(self, element, readable: dict[int, bool], offset: int, max_bytes: int):
+    def _element_chunk(self, element, readable: dict[int, bool], offset: int, max_bytes: int,
+                       images: list[ImageBlock]):
         """One element's chunk, or its identifier, dataset and the coded reason it cannot be read."""
         hda = element.hda
         identifiers = element._identifiers  # set by Galaxy's dataset_elements_and_identifiers
@@ -119,15 +130,19 @@ class ReadingOutputs:
             return {**shown, "error": "[AUTHORIZATION_ERROR] this dataset is not accessible to this API key's user."}
         try:
             self._require_readable(hda, dataset_id)
-            return {**shown, "name": hda.name, **self._hda_chunk(hda, offset, max_bytes, True, False),
+            return {**shown, "name": hda.name, **self._hda_chunk(hda, offset, max_bytes, True, False, images),
                     **_failure_of(hda)}
         except AnalysisError as unreadable:
             return {**shown, "state": hda.state, "error": f"[{unreadable.code.value}] {unreadable.message}"}
 
-    def _hda_chunk(self, hda, offset: int, max_bytes: int, whole_lines: bool, allow_binary: bool) -> dict[str, Any]:
-        """One chunk of a readable dataset's bytes with its extension, state and size (a binary one refused)."""
+    def _hda_chunk(self, hda, offset: int, max_bytes: int, whole_lines: bool, allow_binary: bool,
+                   images: list[ImageBlock]) -> dict[str, Any]:
+        """One chunk of a readable dataset's bytes with its extension, state and size (a binary one refused);
+        an image dataset (without allow_binary) is added to ``images`` instead, within the call's read cap."""
         datatype = hda.datatype
         path = self._dataset_file(hda)
+        if not allow_binary and (kind := image_kind(hda.extension)) and hda.state == "ok":
+            return self._image_chunk(hda, path, kind, images)
         with open(path, "rb") as raw:
             kind = content_kind(
                 # Galaxy's generic "data" type claims binary without knowing: let the bytes decide.
@@ -153,6 +168,17 @@ class ReadingOutputs:
             result["compressed"] = "gzip"
         return result
 
+    def _image_chunk(self, hda, path: str, kind: str, images: list[ImageBlock]) -> dict[str, Any]:
+        """An image dataset's entry: its image goes into ``images`` (sent as an MCP image block)."""
+        shown = {"extension": hda.extension, "state": hda.state, "file_size": int(hda.get_size())}
+        left = self.settings.max_read_bytes - sum(len(image.data) for image in images)
+        if left < MIN_IMAGE_BUDGET:
+            return {**shown, "image_skipped": "this call's read cap is spent on earlier images; read this one "
+                                              "with peek_dataset_content(dataset_id)."}
+        image = image_of(path, kind, hda.name, left)
+        images.append(image)
+        return {**shown, "encoding": "image", "image": image.as_dict(), "eof": True, "next_offset": None}
+
     def peek_datasets_content(self, dataset_ids: list[str], offset: int = 0, max_bytes: int = 4096) -> dict[str, Any]:
         """The same byte range (whole lines) of several datasets in one call: every id is checked first (an
         unknown or another user's dataset refuses the call); a dataset that cannot be read yet says why."""
@@ -169,17 +195,20 @@ class ReadingOutputs:
         if max_bytes_applied > share:
             max_bytes_applied, capped = share, True
         found = [(dataset_id, self._accessible_hda(dataset_id)) for dataset_id in chosen]
-        return {
-            "datasets": [self._dataset_chunk(dataset_id, hda, offset, max_bytes_applied) for dataset_id, hda in found],
+        images: list[ImageBlock] = []
+        return WithImages({
+            "datasets": [self._dataset_chunk(dataset_id, hda, offset, max_bytes_applied, images)
+                         for dataset_id, hda in found],
             "max_bytes_applied": max_bytes_applied,
             "capped": capped,
-        }
+        }, images)
 
-    def _dataset_chunk(self, dataset_id: str, hda, offset: int, max_bytes: int) -> dict[str, Any]:
+    def _dataset_chunk(self, dataset_id: str, hda, offset: int, max_bytes: int,
+                       images: list[ImageBlock]) -> dict[str, Any]:
         shown = {"dataset_id": dataset_id, "name": hda.name}
         try:
             self._require_readable(hda, dataset_id)
-            return {**shown, **self._hda_chunk(hda, offset, max_bytes, True, False), **_failure_of(hda)}
+            return {**shown, **self._hda_chunk(hda, offset, max_bytes, True, False, images), **_failure_of(hda)}
         except AnalysisError as unreadable:
             return {**shown, "state": hda.state, "error": f"[{unreadable.code.value}] {unreadable.message}"}
 

@@ -41,7 +41,6 @@ def get_job_errors(
     [{name, dataset_id, state, message?}] and failed_outputs (an output can fail after an ok job),
     repair? (a call that can fix it) or no_repair? (why none can) or replaced_by? (the job that took its outputs'
     places: nothing left to do), command_line where Galaxy shows it. Long logs keep head and tail.
-    Example: get_job_errors(job_id="1cd8e2f6b131e891") -> {"state": "error", "exit_code": 255, ...}
     Errors: [VALIDATION_ERROR] both or neither id given, max_bytes < 256; [NOT_FOUND] unknown
     id; [AUTHORIZATION_ERROR] another user's job or private dataset (nothing of it is shown).
     Next: peek_dataset_content (a suspect output or input), get_job_parameters, the repair.
@@ -64,8 +63,7 @@ def wait_for_jobs(
         str | None, Field(description="Waits until this invocation is scheduled and its jobs finished.")
     ] = None,
     since_seconds: Annotated[
-        int, Field(description="With history_id: list its jobs that ended this many seconds before the call "
-                               "(0 to 604800, a week).")
+        int, Field(description="With history_id: list its jobs ended this many seconds before (0 to 604800).")
     ] = 600,
 ) -> dict[str, Any]:
     """Wait until jobs finish or the timeout passes; one call instead of polling get_job_status.
@@ -73,14 +71,15 @@ def wait_for_jobs(
     Name jobs by job_ids, dataset_ids, invocation_id and/or history_id. A history adds
     pending_at_call, recently_finished (ended in the since_seconds before the call), paused? (its
     paused jobs, whatever their age), history_state_counts (job states of all three, replaced jobs too),
-    needs_attention (ids of failed, flagged or failed_outputs jobs not replaced) and nothing_pending; an
+    needs_attention (what Galaxy or the tool flagged: failed, flagged or failed_outputs jobs not replaced or
+    purged; a wrong result of an ok job is not) and nothing_pending; an
     invocation adds invocation_scheduled, invocation_outputs [{step_index, label, output_name, src, id}].
     Finished: ok, error, failed, deleted, stopped, skipped, paused (with paused_reason, resume_with). Returns jobs [{job_id,
     tool_id, state, exit_code, suspected_silent_failure, empty_outputs?, evidence?, failed_outputs?,
-    tool_stderr_head?, repair?, no_repair?, replaced_by?}], all_terminal, timed_out, state_counts (of jobs, not recently_finished),
+    tool_stderr_head?, repair?, no_repair?, recreate?, replaced_by?, recreated_by?, removed?}], all_terminal,
+    timed_out, state_counts (of jobs, not recently_finished),
     waited_seconds, timeout_applied, capped, server_busy?. Call again while timed_out;
     progressToken gets notifications/progress.
-    Example: wait_for_jobs(job_ids=["1cd8e2f6b131e891"]) -> {"jobs": [{"state": "ok", ...}], ...}
     Errors: [VALIDATION_ERROR] no ids, timeout_seconds < 0, over 500 ids; [NOT_FOUND] and
     [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting).
     Next: get_job_errors (a job's whole log); the repair; peek_datasets_content.

@@ -30,22 +30,25 @@ def create_dataset_from_text(
         str, Field(description="Datatype extension (tabular, bed, fasta, ...) or 'auto' to let Galaxy detect it.")
     ] = "auto",
     dbkey: Annotated[str, Field(description="Genome build, e.g. 'hg38'; '?' for unknown.")] = "?",
+    column_names: Annotated[list[str] | None, Field(description="A table's column names (page headers).")] = None,
+    header: Annotated[bool, Field(description="The first line names the columns; not a data row.")] = False,
 ) -> dict[str, Any]:
     """Create a history dataset from text you have in context (a small TSV, BED, FASTA, ...).
 
     Returns dataset_id, hid, name, job_id, state (usually "queued"),
     file_type, bytes, and Galaxy's outputs. The dataset is usable as a tool input at once;
     its bytes are exactly the content given (no line-ending or tab conversion).
+    column_names/header: set once the upload ends (waited for; column_names_set).
 
-    Example: create_dataset_from_text(history_id="f2db41e1fa331b3e", name="regions.bed",
-    file_type="bed", content="chr1\\t100\\t200\\nchr2\\t300\\t400\\n") -> {"dataset_id": "...", ...}
+    Example: create_dataset_from_text(history_id, file_type="tabular", content="gene\\tn\\nmecA\\t3\\n", header=true)
 
     Errors (nothing is created): [VALIDATION_ERROR] empty content, content over the server cap,
     unknown file_type (closest datatypes listed); [AUTHORIZATION_ERROR] another user's history;
     [NOT_FOUND] unknown history.
     Next: create_collection to group datasets; run_tool; peek_dataset_content to read it back.
     """
-    return ops.create_dataset_from_text(history_id, content, name=name, file_type=file_type, dbkey=dbkey)
+    return ops.create_dataset_from_text(history_id, content, name=name, file_type=file_type, dbkey=dbkey,
+                                        column_names=column_names, header=header)
 
 
 # Only its pasted form starts a job (the upload): a rule denying creates_jobs leaves the plain form usable.
@@ -86,12 +89,13 @@ def create_collection(
     collection_id, hid, name, collection_type, element_count, populated_state, elements
     (identifier, element_type, id, state; at most 50, elements_truncated if more).
 
-    Pasted elements {"name", "src": "pasted", "content", "file_type"?, "dbkey"?} are uploaded in one job,
+    Pasted elements {"name", "src": "pasted", "content", "file_type"?, "dbkey"?, "column_names"?, "header"?}
+    are uploaded in one job,
     byte for byte, as the collection's hidden datasets (no copies); mapping over it works at once. Then the
     result adds job_ids (for wait_for_jobs) and pasted_dataset_ids. The pasted bytes share one cap (as
     create_dataset_from_text); existing items cannot be mixed in.
 
-    Example: create_collection(history_id="f2db41e1fa331b3e", collection_type="list", element_identifiers=[
+    Example: create_collection(history_id, collection_type="list", element_identifiers=[
     {"name": "A", "src": "pasted", "content": "mecA\\t3\\n", "file_type": "tabular"}, {"name": "B", ...}])
 
     Errors: [VALIDATION_ERROR] shape problems, each with its path (element_identifiers[2]...) and fix;
@@ -128,8 +132,7 @@ def run_tool(
     "id": "<id>"} (collection), or plain.
 
     Map-over (one job per collection element): give a single-dataset input the batch form. Example:
-        run_tool(history_id="f2db41e1fa331b3e", tool_id="cat1",
-                 inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}})
+    run_tool(history_id, tool_id="cat1", inputs={"input1": {"batch": true, "values": [{"src": "hdca", "id": "<id>"}]}})
     A bare {"src": "hdca", "id": ...} on a single-dataset input is wrapped for you; mapped_over
     [{input, collection_id, wrapped}] lists every collection mapped over. Never wrapped: data_collection
     inputs, multiple="true" inputs (they take the whole collection in one job).

@@ -42,9 +42,10 @@ def peek_dataset_content(
     eof; chunks never split a UTF-8 character and, with whole_lines, end at a newline
     (line_truncated: one line > max_bytes).
     gzip text is read decompressed; offsets count decompressed bytes (compressed: "gzip").
+    Images (png, jpg, gif, svg, pdf...): an image block (<= 1568 px) and image {width, height, original_*}.
 
-    Example: peek_dataset_content(dataset_id="f2db41e1fa331b3e", max_bytes=4096) ->
-    {"content": "chr1\\t100\\t200\\n...", "next_offset": 4090, "eof": false, ...}
+    Example: peek_dataset_content(dataset_id, max_bytes=4096) -> {"content": "chr1\\t100\\n...",
+    "next_offset": 4090, ...}
 
     Errors: [NOT_READY] still queued/running (wait_for_jobs(dataset_ids=[...]));
     [VALIDATION_ERROR] binary datatype (convert it, or allow_binary=true), a collection id

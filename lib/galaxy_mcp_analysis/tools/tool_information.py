@@ -43,8 +43,6 @@ def get_tool_details(ops, tool_id: str, io_details: bool = False, tool_version: 
     collection itself is the input (data_collection or multiple="true"). Dataset inputs inside
     conditionals, sections and repeats are listed in nested_data_inputs by flat run_tool name.
     Select options, conditional branches, defaults and a template: get_tool_input_schema(tool_id).
-    Example: get_tool_details(tool_id="cat1", io_details=True) -> inputs [{"name": "input1",
-    "type": "data", "takes_collection": false, "map_over": {"input1": {"batch": true, ...}}}, ...]
     Errors: [NOT_FOUND] unknown tool id (search_tools finds ids) or version (get_tool_versions).
     Next: get_tool_help(tool_id); get_tool_input_schema(tool_id); check_tool_inputs; run_tool.
     """

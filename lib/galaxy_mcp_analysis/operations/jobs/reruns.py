@@ -9,9 +9,11 @@ new output takes the failed one's place in the history (its name, hid and visibi
 result lists what was replaced (``core.reruns``).
 """
 
+import tempfile
 from typing import Any
 
 from galaxy.datatypes.binary import Binary
+from galaxy.datatypes.sniff import guess_ext
 from galaxy.model import (
     HistoryDatasetAssociation,
     Job,
@@ -28,6 +30,7 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.job_logs import cause_line
 from galaxy_mcp_analysis.core.managing import merge_changes
 from galaxy_mcp_analysis.core.reruns import (
     OutputPlace,
@@ -39,6 +42,9 @@ from galaxy_mcp_analysis.operations.jobs.recorded_state import (
     conditional_selectors,
     RecordedState,
 )
+
+#: Newer ok uploads of the history a failed upload's source is looked for in.
+RECREATED_LOOKBACK = 50
 
 #: States of a job whose outputs a repair replaces (Galaxy offers rerun-and-remap for failed jobs).
 FAILED_JOB_STATES = ("error", "failed")
@@ -234,9 +240,34 @@ class JobReruns:
         an upload no call can remake, ``no_repair`` (why)."""
         if replacer := self.replaced_by(job):
             return {"replaced_by": replacer}
+        if removed := _removed(job):
+            return {"removed": removed}
         if (tool := self.job_tool(job)) is not None and not tool.is_workflow_compatible:
-            return self._upload_remedy(job, tool)
+            remedy = self._upload_remedy(job, tool)
+            if remedy and (again := self.recreated_by(job, tool)):
+                return {"recreated_by": again}
+            return remedy
         return {"repair": hint} if (hint := self.repair_hint(job)) else {}
+
+    def recreated_by(self, job: Job, tool) -> str | None:
+        """For a failed upload: the newer ok dataset of this history uploaded from the same recorded text or url
+        (the upload done again, as its repair or recreate says), or None."""
+        recorded = upload_sources(tool.get_param_values(job, ignore_errors=True).get("request_json"))
+        wanted = {source.get("paste_content") or source.get("url") for source in recorded} - {None, ""}
+        if not wanted or job.history_id is None:
+            return None
+        newer = self.trans.sa_session.scalars(
+            select(Job).where(Job.history_id == job.history_id, Job.tool_id == job.tool_id, Job.id > job.id,
+                              Job.state == "ok").order_by(Job.id.desc()).limit(RECREATED_LOOKBACK)
+        )
+        for candidate in newer:
+            sources = upload_sources(tool.get_param_values(candidate, ignore_errors=True).get("request_json"))
+            if wanted & {source.get("paste_content") or source.get("url") for source in sources}:
+                made = [a.dataset for a in candidate.output_datasets
+                        if a.dataset is not None and a.dataset.state == "ok" and not a.dataset.deleted]
+                if made:
+                    return self.trans.security.encode_id(made[0].id)
+        return None
 
     def _upload_remedy(self, job: Job, tool) -> dict[str, str]:
         """An upload's ``repair`` or ``no_repair`` if the job or an output failed, else nothing."""
@@ -282,11 +313,13 @@ class JobReruns:
             refusal = self._replace_refusal(job, job_id)
         except AnalysisError as foreign:
             refusal = foreign
+        # The stderr line naming the cause decides what `changes` should be: quoted, the repair needs no log read.
+        cause = f" Its stderr names the cause: {line!r}." if (line := cause_line(job.tool_stderr)) else ""
         if refusal is None:
             return (f"rerun_job(job_id={job_id!r}, changes=..., replace_outputs=true): the new outputs take these "
-                    "outputs' places (hid, name, collection element) and these are hidden.")
+                    f"outputs' places (hid, name, collection element) and these are hidden.{cause}")
         return (f"rerun_job(job_id={job_id!r}, changes=...) makes new outputs beside these (replace_outputs is "
-                f"refused: {refusal.message}); then delete_history_items the old ones.")
+                f"refused: {refusal.message}); then delete_history_items the old ones.{cause}")
 
     def _replace_refusal(self, job: Job, job_id: str) -> AnalysisError | None:
         """Why Galaxy's remap cannot replace this job's outputs as replace_outputs says, or None."""
@@ -350,7 +383,28 @@ def upload_remedy_of(job: Job, tool, app, encode_id) -> dict[str, str]:
     # "maybe" for compressed formats such as bam.
     binary = {source["ext"] for source in recorded if source.get("ext")
               and isinstance(registry.get_datatype_by_extension(source["ext"]), Binary)}
-    return upload_remedy(recorded, encode_id(job.history_id), binary)
+    pasted = recorded[0].get("paste_content") if len(recorded) == 1 and recorded[0].get("ext") in binary else None
+    return upload_remedy(recorded, encode_id(job.history_id), binary, _fitting_type(pasted, registry, binary))
+
+
+def _fitting_type(text: str | None, registry, binary: set[str]) -> str | None:
+    """The datatype Galaxy's sniffers give ``text`` (what an upload with file_type 'auto' would make), never one
+    of the ``binary`` types it failed as; None without text."""
+    if not text:
+        return None
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt") as written:
+        written.write(text)
+        written.flush()
+        sniffed = guess_ext(written.name, registry.sniff_order, is_binary=False)
+    return sniffed if sniffed and sniffed not in binary else "txt"
+
+
+def _removed(job: Job) -> str | None:
+    """"purged" or "deleted" when every output of the job is (nothing of it is left to fix), else None."""
+    outputs = [association.dataset for association in job.output_datasets if association.dataset is not None]
+    if not outputs or not all(hda.deleted or hda.purged for hda in outputs):
+        return None
+    return "purged" if all(hda.purged for hda in outputs) else "deleted"
 
 
 def _places(job: Job) -> list[OutputPlace]:

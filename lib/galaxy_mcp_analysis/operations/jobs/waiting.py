@@ -131,6 +131,17 @@ class JobWaiting:
             result["server_busy"] = True
         return result
 
+    def until_job_ends(self, job_id: str, timeout: int) -> bool:
+        """Sleep until one already permission-checked job (encoded ``job_id``) is terminal or ``timeout`` passes,
+        within the server's bound on sleeping waits; True when it timed out."""
+        with _sleeping_wait(timeout) as busy:
+            try:
+                _, timed_out = self._poll_until_terminal({self.trans.security.decode_id(job_id): job_id},
+                                                         0 if busy else timeout)
+            finally:
+                self._end_read_transaction()
+        return timed_out
+
     # ---- waiting ----
 
     def _jobs_to_watch(
