@@ -82,11 +82,9 @@ def apply_mcp_tools(settings: Settings) -> None:
         TOOL_SPECS,
     )
 
-    from mcp.server.caching import CacheHint
-
     from galaxy_mcp_analysis.tools.orientation import (
+        hint_tools_list_caching,
         SERVER_INSTRUCTIONS,
-        TOOLS_LIST_TTL_SECONDS,
     )
 
     def register(mcp, gx_app):
@@ -95,9 +93,7 @@ def apply_mcp_tools(settings: Settings) -> None:
         )
         if not mcp.instructions:  # Galaxy 26.1 sets none; one it sets some day is kept
             mcp.instructions = SERVER_INSTRUCTIONS
-        # The SDK's runner fills these on 2026-07-28 results only; an older revision's schema has no such fields.
-        mcp._mcp_server.cache_hints.setdefault(
-            "tools/list", CacheHint(ttl_ms=TOOLS_LIST_TTL_SECONDS * 1000, scope="private"))
+        hint_tools_list_caching(mcp)
 
     add_server_customizer(register)
 

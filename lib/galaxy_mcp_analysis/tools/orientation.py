@@ -8,6 +8,14 @@ the trials read one id as two objects); and how long a client may reuse its ``to
 #: what that changed in the list within this time (a refused call says so at once).
 TOOLS_LIST_TTL_SECONDS = 300
 
+
+def hint_tools_list_caching(mcp) -> None:
+    """Give FastMCP server ``mcp`` tools/list's hint. The SDK's runner fills it on 2026-07-28 results only; an
+    older revision's schema has no such fields (test/unit/test_tools_list_hint.py: the same bytes as without)."""
+    from mcp.server.caching import CacheHint
+
+    mcp._mcp_server.cache_hints.setdefault("tools/list", CacheHint(ttl_ms=TOOLS_LIST_TTL_SECONDS * 1000, scope="private"))
+
 SERVER_INSTRUCTIONS = (
     "Galaxy through tools, acting as your Galaxy user. Ids are per kind: one encoded string can name a "
     "history, a dataset, a collection, a job and a page at once, so pass each id only in an argument of its "
