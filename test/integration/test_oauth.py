@@ -4,6 +4,9 @@ One extra Galaxy for the module (make serve's launcher, sign-in on). One test si
 Chromium on Galaxy's login page for the official SDK client (``mcp.client.auth``); elsewhere the browser's
 part is an HTTP client with a cookie jar (``/user/login`` with the session's CSRF token, what Galaxy's
 login page posts, then the consent form). Every bad input of item 6 is a test that fails if anything was issued.
+Issue 52's sign-in of 2026: a client known by its metadata document (served over https on loopback by the
+module, ``ClientDocumentHost``; make serve's development setting lets Galaxy fetch from loopback), ``iss`` on
+every authorization response, ``application_type`` at registration.
 """
 
 import asyncio
@@ -32,6 +35,8 @@ from galaxy_mcp_analysis.testing.oauth import (
     answer_at_loopback,
     authorize_url,
     browser,
+    ClientDocumentHost,
+    code_result,
     consent_form,
     decide_in_browser,
     exchange,
@@ -53,11 +58,19 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def galaxy(tmp_path_factory, new_database_url):
+def documents(tmp_path_factory):
+    host = ClientDocumentHost(tmp_path_factory.mktemp("client-documents")).start()
+    yield host
+    host.stop()
+
+
+@pytest.fixture(scope="module")
+def galaxy(tmp_path_factory, new_database_url, documents):
     directory = tmp_path_factory.mktemp("oauth-galaxy")
     audit_log = directory / "audit.jsonl"
     server = LaunchedGalaxy(directory / "data", database_url=new_database_url(),
-                            env={"GALAXY_MCP_ANALYSIS_OAUTH": "true", "GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
+                            env={"GALAXY_MCP_ANALYSIS_OAUTH": "true", "GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log),
+                                 "SSL_CERT_FILE": str(documents.cert_file)})  # trusts the documents' certificate
     server.audit_log = audit_log
     server.start()
     yield server
@@ -111,6 +124,8 @@ def test_no_credential_is_401_pointing_at_the_resource_metadata(galaxy):
     assert server["code_challenge_methods_supported"] == ["S256"]
     assert set(server["grant_types_supported"]) == {"authorization_code", "refresh_token"}
     assert server["registration_endpoint"] and server["revocation_endpoint"]
+    assert server["client_id_metadata_document_supported"] is True
+    assert server["authorization_response_iss_parameter_supported"] is True
 
 
 def test_api_keys_work_as_before_and_an_oauth_token_is_no_rest_api_key(galaxy, people):
@@ -146,7 +161,7 @@ def test_the_consent_page_names_client_redirect_scopes_and_user_and_allow_gives_
         for shown in ("Test agent", REDIRECT, "galaxy:read", "galaxy:write", "alice@example.org", "Allow", "Deny"):
             assert shown in page
         answer = allow(client, fields)
-    assert answer["state"] == "s-1"
+    assert answer["state"] == "s-1" and answer["iss"] == issuer(galaxy)  # RFC 9207
     tokens = exchange(galaxy, client_id, answer["code"]).json()
     assert tokens["expires_in"] == 3600 and tokens["scope"] == "galaxy:read galaxy:write"
     with McpClient(galaxy.mcp_url, headers={"authorization": f"Bearer {tokens['access_token']}"}) as mcp:
@@ -159,6 +174,10 @@ def test_the_consent_page_names_client_redirect_scopes_and_user_and_allow_gives_
     assert line["oauth_client_name"] == "Test agent"
     log_text = galaxy.audit_log.read_text() + galaxy.log_text()
     assert tokens["access_token"] not in log_text and tokens["refresh_token"] not in log_text
+
+
+def issuer(galaxy) -> str:
+    return httpx.get(f"{galaxy.galaxy_url}/.well-known/oauth-authorization-server", timeout=60).json()["issuer"]
 
 
 def test_a_read_token_reads_but_a_writing_tool_is_forbidden_naming_galaxy_write(galaxy, people):
@@ -282,7 +301,7 @@ def test_a_consent_posted_without_the_anti_forgery_value_or_denied_issues_nothin
         with browser(galaxy, people["bob"]) as other:  # another session's form value
             assert other.post("/mcp-oauth/consent", data={**fields, "decision": "allow"}).status_code == 403
         denied = allow(client, fields, decision="deny")
-    assert denied == {"error": "access_denied", "state": "s-1"}
+    assert denied == {"error": "access_denied", "state": "s-1", "iss": issuer(galaxy)}
     assert not any(client_id in row for row in grant_rows(galaxy))
 
 
@@ -293,6 +312,8 @@ def test_a_consent_posted_without_the_anti_forgery_value_or_denied_issues_nothin
     ({"redirect_uris": [REDIRECT], "scope": "galaxy:admin"}, "invalid_client_metadata"),
     ({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"),
     ({"redirect_uris": "not a list"}, "invalid_redirect_uri"),
+    ({"redirect_uris": [REDIRECT], "application_type": "web"}, "invalid_redirect_uri"),  # a web client: no loopback
+    ({"redirect_uris": [REDIRECT], "application_type": "desktop"}, "invalid_client_metadata"),
 ])
 def test_a_bad_registration_gets_its_rfc7591_code_and_registers_nothing(galaxy, body, error):
     response = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/register", json=body, timeout=60)
@@ -305,10 +326,8 @@ def test_a_bad_registration_gets_its_rfc7591_code_and_registers_nothing(galaxy, 
 # --- Done when: the official SDK client end to end ---------------------------------------------------
 
 
-def sdk_auth(galaxy, person, storage):
+def sdk_auth(galaxy, person, storage, client_metadata_url=None):
     """The official client's OAuth provider; its browser (an HTTP client) logs in through Galaxy and presses Allow."""
-    from mcp.shared.auth import AuthorizationCodeResult
-
     answer = {}
 
     async def redirect_handler(url: str) -> None:
@@ -320,9 +339,9 @@ def sdk_auth(galaxy, person, storage):
         answer.update(await asyncio.to_thread(sign_in_and_allow))
 
     async def callback_handler():
-        return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"))
+        return code_result(answer)
 
-    return sdk_provider(galaxy, storage, redirect_handler, callback_handler)
+    return sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_metadata_url=client_metadata_url)
 
 
 def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, people):
@@ -340,6 +359,48 @@ def test_the_official_sdk_client_signs_in_calls_tools_and_refreshes(galaxy, peop
     assert revoked_then_refused(galaxy, storage) == (200, 401)
 
 
+def test_a_client_known_by_its_metadata_document_signs_in_with_the_official_sdk_client(galaxy, people, documents):
+    """The 2026 sign-in: the SDK client gives the URL of its metadata document as its client_id (no registration);
+    Galaxy fetches it once (https, from loopback under make serve's development setting), takes its redirect
+    URIs, and the grant, the audit line and ``oauth list`` name the client by that URL."""
+    path = "/agents/document-agent.json"
+    url = documents.serve(path, client_name="Document agent", application_type="native",
+                          grant_types=["authorization_code", "refresh_token"], response_types=["code"])
+    storage = MemoryStorage()
+    auth = sdk_auth(galaxy, people["bob"], storage, client_metadata_url=url)
+    registered_before = len(grant_rows(galaxy))
+    assert asyncio.run(sdk_calls(galaxy, auth, ("get_user", {})))[0]["email"] == "bob@example.org"
+    assert storage.client_info.client_id == url and storage.tokens.access_token.startswith(rules.ACCESS_PREFIX)
+    assert documents.hits[path] == 1  # authorize, consent and token endpoint: one fetch, then its cache
+    line = json.loads(galaxy.audit_log.read_text().splitlines()[-1])
+    assert line["tool"] == "get_user" and line["oauth_client_id"] == url and line["oauth_client_name"] == "Document agent"
+    rows = grant_rows(galaxy)
+    assert len(rows) == registered_before + 1 and any(url in row and "Document agent" in row for row in rows)
+    first = storage.tokens
+    auth.context.token_expiry_time = time.time() - 1  # an hour later, as the client sees it
+    assert asyncio.run(sdk_calls(galaxy, auth, ("get_user", {})))[0]["email"] == "bob@example.org"
+    assert storage.tokens.refresh_token != first.refresh_token  # refreshed, by the same document's client
+    assert revoked_then_refused(galaxy, storage) == (200, 401)
+
+
+def test_a_forged_metadata_document_signs_nobody_in(galaxy, documents):
+    """A document naming another URL, one whose redirect is not the request's, and a private address: each
+    answered 400 with why, no redirect, no consent page."""
+    elsewhere = documents.serve("/agents/copied.json")
+    documents.documents["/agents/forged.json"] = documents.documents["/agents/copied.json"]
+    cases = {
+        documents.base_url + "/agents/forged.json": "is not the URL",
+        documents.serve("/agents/other-redirect.json", redirect_uris=["http://127.0.0.1:7/elsewhere"]): "",
+        "https://10.0.0.1/agents/private.json": "public addresses only",
+        documents.base_url + "/agents/missing.json": "HTTP 404",
+    }
+    for url, why in cases.items():
+        response = httpx.get(authorize_url(galaxy, url), timeout=60)
+        assert response.status_code == 400 and "location" not in response.headers, (url, response.text)
+        assert response.json()["error"] == "invalid_request" and why in response.json()["error_description"], url
+    assert elsewhere
+
+
 def revoked_then_refused(galaxy, storage) -> tuple[int, int]:
     """RFC 7009 revocation of the SDK client's refresh token (its grant), then its access token on /api/mcp."""
     revoked = httpx.post(f"{galaxy.galaxy_url}/mcp-oauth/revoke", timeout=60, data={
@@ -353,7 +414,6 @@ def revoked_then_refused(galaxy, storage) -> tuple[int, int]:
 
 async def browser_sign_ins(galaxy, person, storage, seen) -> None:
     """One Chromium: the SDK client's sign-in (Allow), its calls, its refresh; then another client denied."""
-    from mcp.shared.auth import AuthorizationCodeResult
     from playwright.async_api import async_playwright
 
     mark = lambda phase: seen.setdefault("at", []).append((phase, time.monotonic()))  # noqa: E731
@@ -373,7 +433,7 @@ async def browser_sign_ins(galaxy, person, storage, seen) -> None:
                 mark("login page, consent, Allow")
 
             async def callback_handler():
-                return AuthorizationCodeResult(code=seen["allowed"]["code"], state=seen["allowed"]["state"])
+                return code_result(seen["allowed"])
 
             auth = sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_name="Browser agent")
             seen["user"], seen["history"] = await sdk_calls(galaxy, auth, ("get_user", {}),
@@ -415,7 +475,7 @@ def test_a_real_browser_signs_in_on_galaxys_login_page_allows_and_later_denies(g
     assert first.access_token.startswith(rules.ACCESS_PREFIX) and now.access_token != first.access_token
     assert now.refresh_token != first.refresh_token  # refreshed, and rotated
     assert revoked_then_refused(galaxy, storage) == (200, 401)
-    assert seen["denied"] == {"error": "access_denied", "state": "s-1"}  # no code
+    assert seen["denied"] == {"error": "access_denied", "state": "s-1", "iss": issuer(galaxy)}  # no code
     assert "Browser agent" in seen["connections"] and "Denied agent" not in seen["connections"]  # no grant
     phases = ", ".join(f"{phase} {at - before:.1f} s" for (_, before), (phase, at) in
                        zip([("", began)] + seen["at"], seen["at"]))

@@ -51,6 +51,9 @@ def check_mcp_tools() -> str | None:
     # mcp.result_text builds results and reshapes stock ones' text blocks.
     if not {"content", "structured_content"} <= set(ToolResult.model_fields):
         return "fastmcp ToolResult no longer has content and structured_content"
+    # tools/list's caching hint (tools/orientation.py) goes in the SDK server's per-method map, which its runner reads.
+    if not isinstance(getattr(getattr(FastMCP("cache-hint-self-check"), "_mcp_server", None), "cache_hints", None), dict):
+        return "FastMCP's SDK server no longer keeps cache_hints"
     return None
 
 

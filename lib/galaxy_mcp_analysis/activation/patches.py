@@ -82,7 +82,10 @@ def apply_mcp_tools(settings: Settings) -> None:
         TOOL_SPECS,
     )
 
-    from galaxy_mcp_analysis.tools.orientation import SERVER_INSTRUCTIONS
+    from galaxy_mcp_analysis.tools.orientation import (
+        hint_tools_list_caching,
+        SERVER_INSTRUCTIONS,
+    )
 
     def register(mcp, gx_app):
         register_analysis_tools(
@@ -90,6 +93,7 @@ def apply_mcp_tools(settings: Settings) -> None:
         )
         if not mcp.instructions:  # Galaxy 26.1 sets none; one it sets some day is kept
             mcp.instructions = SERVER_INSTRUCTIONS
+        hint_tools_list_caching(mcp)
 
     add_server_customizer(register)
 

@@ -1,7 +1,8 @@
 """The rules of OAuth 2.1 sign-in for /api/mcp, without Galaxy: what the authorization server accepts.
 
 PKCE (RFC 7636, ``S256`` only), redirect URIs (RFC 8252/OAuth 2.1: https, or http on a loopback
-address; exact match), client registration (RFC 7591: sizes and shapes), scopes (``galaxy:read``
+address; exact match; a ``web`` client's https on a public host), client registration (RFC 7591: sizes
+and shapes; core.client_documents holds a client metadata document to the same), scopes (``galaxy:read``
 reaches the tools annotated read-only, ``galaxy:write`` every tool), tokens (random, sent once,
 stored as their SHA-256), the refresh token's rotation with reuse detection, and the signed values
 the consent step carries (the pending authorization request, the anti-forgery value bound to the
@@ -119,8 +120,25 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-def check_redirect_uri(uri: object) -> str:
-    """A redirect URI a client may register: absolute https, or http to a loopback host; no fragment."""
+#: OpenID Connect Registration's ``application_type``: a hosted client (``web``) or an app on the person's
+#: device (``native``); the MCP 2026-07-28 sign-in asks clients to send it.
+APPLICATION_TYPES = ("web", "native")
+
+
+def check_application_type(value: object) -> str | None:
+    """``application_type`` as registered or in a client's metadata document: absent, ``web`` or ``native``."""
+    if value is None or value in APPLICATION_TYPES:
+        return value
+    raise OAuthRuleError(
+        "invalid_client_metadata",
+        f"application_type {str(value)[:50]!r} is not one of web, native: 'native' for an app on the person's device "
+        "(loopback redirects), 'web' for a hosted client (https redirects).")
+
+
+def check_redirect_uri(uri: object, application_type: str | None = None) -> str:
+    """A redirect URI a client may register: absolute https, or http to a loopback host; no fragment.
+    A ``web`` client's must be https on a host that is not loopback (OpenID Connect Registration §2); a
+    ``native`` client's, or one of a client that names no type (older clients), either form."""
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_LENGTH:
         raise OAuthRuleError("invalid_redirect_uri", f"A redirect URI must be a string of 1 to {MAX_URI_LENGTH} characters.")
     try:
@@ -132,6 +150,13 @@ def check_redirect_uri(uri: object) -> str:
         raise OAuthRuleError("invalid_redirect_uri", "A redirect URI must not have a fragment.")
     if parts.username or parts.password:
         raise OAuthRuleError("invalid_redirect_uri", "A redirect URI must not carry user information.")
+    if application_type == "web":
+        if parts.scheme == "https" and host and not is_loopback(host):
+            return uri
+        raise OAuthRuleError(
+            "invalid_redirect_uri",
+            f"Redirect URI {uri[:100]!r} is refused for a web client: it must be https on a host that is not "
+            "loopback (an app on the person's device registers as application_type native).")
     if parts.scheme == "https" and host:
         return uri
     if parts.scheme == "http" and is_loopback(host):
@@ -146,19 +171,30 @@ def check_registration(body: bytes) -> dict:
     """The registration request's JSON object, after the size, shape and redirect-URI rules (RFC 7591 codes)."""
     if len(body) > MAX_REGISTRATION_BYTES:
         raise OAuthRuleError("invalid_client_metadata", f"The registration request is over {MAX_REGISTRATION_BYTES} bytes.")
+    return check_client_metadata(metadata_object(body, "The registration request"))
+
+
+def metadata_object(body: bytes, what: str) -> dict:
     try:
         metadata = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        raise OAuthRuleError("invalid_client_metadata", "The registration request is not a JSON object.") from None
+        metadata = None
     if not isinstance(metadata, dict):
-        raise OAuthRuleError("invalid_client_metadata", "The registration request is not a JSON object.")
+        raise OAuthRuleError("invalid_client_metadata", f"{what} is not a JSON object.")
+    return metadata
+
+
+def check_client_metadata(metadata: dict) -> dict:
+    """A client's metadata (a registration request's, or a metadata document's): application type, redirect
+    URIs, name, a public client's authentication, scopes (RFC 7591 codes). Returns it as a public client's."""
+    application_type = check_application_type(metadata.get("application_type"))
     uris = metadata.get("redirect_uris")
     if not isinstance(uris, list) or not uris:
         raise OAuthRuleError("invalid_redirect_uri", "redirect_uris must be a non-empty list.")
     if len(uris) > MAX_REDIRECT_URIS:
         raise OAuthRuleError("invalid_redirect_uri", f"At most {MAX_REDIRECT_URIS} redirect_uris may be registered.")
     for uri in uris:
-        check_redirect_uri(uri)
+        check_redirect_uri(uri, application_type)
     name = metadata.get("client_name")
     if name is not None and (not isinstance(name, str) or len(name) > MAX_CLIENT_NAME):
         raise OAuthRuleError("invalid_client_metadata", f"client_name must be a string of at most {MAX_CLIENT_NAME} characters.")

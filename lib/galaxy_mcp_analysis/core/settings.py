@@ -58,6 +58,9 @@ class Settings:
     oauth_code_seconds: int = _lifetime(300, 10, 600)
     #: How long a consent page stays valid: 1 min to 1 h.
     oauth_consent_seconds: int = _lifetime(600, 60, 3600)
+    #: Development only (make serve and the tests switch it on): a client metadata document may also be
+    #: fetched over http, or https, from a loopback host. Off, only https from public addresses.
+    oauth_development: bool = field(default=False, metadata={"galaxy_yml": True})
 
     def __post_init__(self):
         if self.oauth_refresh_token_seconds < self.oauth_access_token_seconds:

@@ -68,8 +68,10 @@ def error_page(description: str, status: int = 400) -> HTMLResponse:
 class SignInPages:
     """The consent page (GET shows, POST decides) and the connected-clients page of Galaxy's user."""
 
-    def __init__(self, gx_app, provider, key: bytes, base_url: str, consent_path: str, connections_path: str):
+    def __init__(self, gx_app, provider, key: bytes, base_url: str, consent_path: str, connections_path: str,
+                 issuer: str | None = None):
         self.gx_app = gx_app
+        self.issuer = issuer  # RFC 9207's iss on the answer sent back to the client
         self.provider = provider
         self.key = key
         self.base_url = base_url.rstrip("/")
@@ -112,10 +114,11 @@ class SignInPages:
             return error_page("The form did not come from this Galaxy's consent page; nothing was granted.", 403)
         redirect_uri, state = pending["redirect_uri"], pending.get("state")
         if form.get("decision") != "allow":
-            return RedirectResponse(construct_redirect_uri(redirect_uri, error="access_denied", state=state),
+            return RedirectResponse(construct_redirect_uri(redirect_uri, error="access_denied", state=state,
+                                                           iss=self.issuer),
                                     status_code=302, headers={"Cache-Control": "no-store"})
         code = await anyio.to_thread.run_sync(self.provider.issue_code, pending, user.user_id)
-        return RedirectResponse(construct_redirect_uri(redirect_uri, code=code, state=state),
+        return RedirectResponse(construct_redirect_uri(redirect_uri, code=code, state=state, iss=self.issuer),
                                 status_code=302, headers={"Cache-Control": "no-store"})
 
     def _consent_form(self, value, pending, client, user) -> HTMLResponse:

@@ -25,7 +25,9 @@ from mcp.shared.auth import (
 )
 
 from galaxy_mcp_analysis.core import oauth as rules
+from galaxy_mcp_analysis.core.client_documents import is_document_client_id
 from galaxy_mcp_analysis.core.settings import Settings
+from galaxy_mcp_analysis.oauth.client_documents import ClientDocuments
 from galaxy_mcp_analysis.oauth.storage import (
     CODES,
     GrantedToken,
@@ -63,12 +65,21 @@ class GalaxyAuthorizationProvider:
         self.resource = resource
         self.consent_url = consent_url
         self.settings = settings  # the lifetimes: oauth_access_token_seconds ... oauth_consent_seconds
+        self.documents = ClientDocuments(store, settings.oauth_development)  # clients known by a document's URL
         self._purged_at = time.monotonic()  # install_sign_in purges at start-up
 
     async def _run(self, function, *args, **kwargs):
         return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        """A registered client, or one whose ``client_id`` is its metadata document's URL (fetched; None when
+        refused: ``document_clients_first`` in oauth.routes has told the authorization request why)."""
+        if is_document_client_id(client_id):
+            try:
+                return await self.documents.client(client_id)
+            except rules.OAuthRuleError as refusal:
+                log.info("galaxy-mcp-analysis: %s", refusal.description)
+                return None
         info = await self._run(self.store.client_info, client_id)
         return None if info is None else OAuthClientInformationFull.model_validate_json(info)
 

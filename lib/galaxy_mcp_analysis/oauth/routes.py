@@ -8,10 +8,13 @@ resource with a path, ``/.well-known/oauth-authorization-server/galaxy`` and
 ``/.well-known/oauth-protected-resource/galaxy/api/mcp``, inside Galaxy's prefix, where the proxy
 forwards the host's root ``/.well-known/...``: doc/admin-guide.md), and the endpoints under
 ``/mcp-oauth/``: authorize, token, register, revoke (the SDK's handlers on our provider), consent
-and connections (oauth.pages). Two checks come before the SDK's handlers, which lack them: the
+and connections (oauth.pages). Checks come before the SDK's handlers, which lack them: the
 authorization request must name ``code_challenge_method=S256`` (the SDK takes a missing one as
-S256; RFC 7636 says missing means plain), and a registration is held to core.oauth's rules
-(size, shape, https or loopback redirects, public clients) before the SDK parses it.
+S256; RFC 7636 says missing means plain), a ``client_id`` that is a metadata document's URL is
+fetched first (oauth.client_documents), so a refused one is told why, and a registration is held
+to core.oauth's rules (size, shape, redirects by ``application_type``, public clients) before the
+SDK parses it. Every authorization response sent back to a client, Allow, Deny or the SDK's error
+redirects, carries ``iss`` (RFC 9207), the issuer exactly as the metadata gives it.
 """
 
 import hashlib
@@ -48,7 +51,10 @@ from starlette.routing import (
     Route,
 )
 
+from mcp.server.auth.provider import construct_redirect_uri
+
 from galaxy_mcp_analysis.core import oauth as rules
+from galaxy_mcp_analysis.core.client_documents import is_document_client_id
 from galaxy_mcp_analysis.core.settings import Settings
 from galaxy_mcp_analysis.oauth.pages import SignInPages
 from galaxy_mcp_analysis.oauth.provider import GalaxyAuthorizationProvider
@@ -73,6 +79,37 @@ def pkce_first(handler):
         except rules.OAuthRuleError as error:
             return _no_store_error(error.error, error.description)
         return await handler(request)
+
+    return authorize
+
+
+def document_clients_first(handler, provider: GalaxyAuthorizationProvider):
+    """An authorization request whose client_id is a metadata document's URL: the document is fetched (or
+    taken from the cache) before the SDK's handler looks the client up; a refused one is answered here,
+    with why, and never redirected (its redirect URIs are not known to be the client's)."""
+
+    async def authorize(request: Request):
+        params = await request.form() if request.method == "POST" else request.query_params
+        client_id = params.get("client_id")
+        if is_document_client_id(client_id):
+            try:
+                await provider.documents.client(client_id)
+            except rules.OAuthRuleError as error:
+                return _no_store_error("invalid_request", error.description)
+        return await handler(request)
+
+    return authorize
+
+
+def issuer_on_redirects(handler, issuer: str, consent_url: str):
+    """RFC 9207: the SDK's error redirects to the client carry ``iss`` too (the consent page adds it to its own)."""
+
+    async def authorize(request: Request):
+        response = await handler(request)
+        location = response.headers.get("location")
+        if location and not location.startswith(consent_url):
+            response.headers["location"] = construct_redirect_uri(location, iss=issuer)
+        return response
 
     return authorize
 
@@ -125,10 +162,13 @@ class SignIn:
     def __init__(self, gx_app, engine, base_url: str, mcp_path: str, settings: Settings | None = None):
         """``base_url``: Galaxy's public URL with its prefix (core.oauth.public_base); ``settings``: the lifetimes."""
         self.base_url = base_url.rstrip("/")
+        #: The issuer as the metadata serializes it (a root URL gains its "/"): RFC 9207's ``iss`` is compared to it.
+        self.issuer = str(AnyHttpUrl(self.base_url))
         self.resource = self.base_url + mcp_path
         self.store = SignInStore(engine)
         key = signing_key(gx_app.config.id_secret)
-        self.pages = SignInPages(gx_app, None, key, self.base_url, PATHS["consent"], PATHS["connections"])
+        self.pages = SignInPages(gx_app, None, key, self.base_url, PATHS["consent"], PATHS["connections"],
+                                 self.issuer)
         self.provider = GalaxyAuthorizationProvider(self.store, self.resource, self.pages.consent_url,
                                                     settings or Settings())
         self.pages.provider = self.provider
@@ -155,6 +195,8 @@ class SignIn:
             "revocation_endpoint": AnyHttpUrl(url + PATHS["revoke"]),
             "token_endpoint_auth_methods_supported": ["none"],
             "revocation_endpoint_auth_methods_supported": ["none"],
+            "client_id_metadata_document_supported": True,
+            "authorization_response_iss_parameter_supported": True,
         })
 
     def routes(self) -> list[Route]:
@@ -172,8 +214,9 @@ class SignIn:
               for path in self.server_metadata_paths()),
             *create_protected_resource_routes(AnyHttpUrl(self.resource), [AnyHttpUrl(self.base_url)],
                                               scopes_supported=list(rules.SCOPES), resource_name="Galaxy MCP"),
-            Route(PATHS["authorize"], endpoint=_body_limited(request_response(
-                pkce_first(AuthorizationHandler(provider).handle))), methods=["GET", "POST"]),
+            Route(PATHS["authorize"], endpoint=_body_limited(request_response(pkce_first(document_clients_first(
+                issuer_on_redirects(AuthorizationHandler(provider).handle, self.issuer,
+                                    self.base_url + PATHS["consent"]), provider)))), methods=["GET", "POST"]),
             Route(PATHS["token"], endpoint=client_endpoint(TokenHandler(provider, authenticator).handle),
                   methods=["POST", "OPTIONS"]),
             Route(PATHS["register"], endpoint=client_endpoint(registration_rules_first(registration.handle)),

@@ -9,6 +9,7 @@ used again (expired codes and tokens, a revoked grant's codes and tokens, a gran
 token expired) and keeps the revoked grants' own rows, which ``oauth list --all`` shows.
 """
 
+import json
 import os
 import secrets
 import time
@@ -16,6 +17,10 @@ import weakref
 from dataclasses import dataclass
 
 from galaxy_mcp_analysis.core import oauth as rules
+from galaxy_mcp_analysis.core.client_documents import (
+    STORED_KEY_PREFIX,
+    stored_client_id,
+)
 
 from sqlalchemy import (
     Boolean,
@@ -40,9 +45,9 @@ METADATA = MetaData()
 
 CLIENTS = Table(
     "mcp_oauth_client", METADATA,
-    Column("client_id", String(64), primary_key=True),
+    Column("client_id", String(64), primary_key=True),  # a document's client: core.client_documents.stored_client_id
     Column("client_name", String(200)),
-    Column("info", Text, nullable=False),  # the registered metadata (RFC 7591 response), JSON; no secret
+    Column("info", Text, nullable=False),  # the registered metadata (RFC 7591 response) or the document, JSON; no secret
     Column("created_at", Float, nullable=False),
 )
 GRANTS = Table(
@@ -117,6 +122,16 @@ class SignInStore:
             connection.execute(CLIENTS.insert().values(
                 client_id=client_id, client_name=client_name, info=info, created_at=time.time()))
 
+    def put_client(self, client_id: str, client_name: str | None, info: str) -> None:
+        """Add or refresh the row of a client known by its metadata document (``client_id``: its URL)."""
+        key = stored_client_id(client_id)
+        with self.engine.begin() as connection:
+            changed = connection.execute(update(CLIENTS).where(CLIENTS.c.client_id == key).values(
+                client_name=client_name, info=info)).rowcount
+            if not changed:
+                connection.execute(CLIENTS.insert().values(
+                    client_id=key, client_name=client_name, info=info, created_at=time.time()))
+
     def client_info(self, client_id: str) -> str | None:
         with self.engine.connect() as connection:
             return connection.execute(select(CLIENTS.c.info).where(CLIENTS.c.client_id == client_id)).scalar()
@@ -126,7 +141,7 @@ class SignInStore:
         grant_id = secrets.token_hex(16)
         with self.engine.begin() as connection:
             connection.execute(GRANTS.insert().values(
-                grant_id=grant_id, client_id=client_id, user_id=user_id, scopes=" ".join(scopes),
+                grant_id=grant_id, client_id=stored_client_id(client_id), user_id=user_id, scopes=" ".join(scopes),
                 resource=resource, created_at=time.time()))
             connection.execute(CODES.insert().values(
                 code_hash=code_hash, grant_id=grant_id, code_challenge=code_challenge, redirect_uri=redirect_uri,
@@ -135,7 +150,7 @@ class SignInStore:
 
     def code(self, code_hash: str) -> GrantedToken | None:
         query = (select(CODES, GRANTS.c.client_id, GRANTS.c.user_id, GRANTS.c.scopes, GRANTS.c.resource,
-                        GRANTS.c.revoked_at, CLIENTS.c.client_name)
+                        GRANTS.c.revoked_at, CLIENTS.c.client_name, CLIENTS.c.info)
                  .join(GRANTS, GRANTS.c.grant_id == CODES.c.grant_id)
                  .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
                  .where(CODES.c.code_hash == code_hash))
@@ -150,7 +165,7 @@ class SignInStore:
         """The code-less row of a token with its grant; ``engine``: another engine on the same database
         (``quick_reads``'s), else the store's."""
         query = (select(TOKENS, GRANTS.c.client_id, GRANTS.c.user_id, GRANTS.c.resource, GRANTS.c.revoked_at,
-                        CLIENTS.c.client_name)
+                        CLIENTS.c.client_name, CLIENTS.c.info)
                  .join(GRANTS, GRANTS.c.grant_id == TOKENS.c.grant_id)
                  .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
                  .where(TOKENS.c.token_hash == token_hash, TOKENS.c.kind == kind))
@@ -181,7 +196,7 @@ class SignInStore:
         """Revoke the live grants matching every given filter (at least one); returns how many."""
         conditions = [GRANTS.c.revoked_at.is_(None)]
         for column, value in ((GRANTS.c.grant_id, grant_id), (GRANTS.c.user_id, user_id),
-                              (GRANTS.c.client_id, client_id)):
+                              (GRANTS.c.client_id, None if client_id is None else stored_client_id(client_id))):
             if value is not None:
                 conditions.append(column == value)
         if len(conditions) == 1:
@@ -211,7 +226,7 @@ class SignInStore:
         return counts
 
     def grants(self, user_id: int | None = None, include_revoked: bool = False) -> list[dict]:
-        query = (select(GRANTS, CLIENTS.c.client_name)
+        query = (select(GRANTS, CLIENTS.c.client_name, CLIENTS.c.info)
                  .join(CLIENTS, CLIENTS.c.client_id == GRANTS.c.client_id)
                  .order_by(GRANTS.c.created_at))
         if user_id is not None:
@@ -219,7 +234,11 @@ class SignInStore:
         if not include_revoked:
             query = query.where(GRANTS.c.revoked_at.is_(None))
         with self.engine.connect() as connection:
-            return [dict(row) for row in connection.execute(query).mappings()]
+            rows = [dict(row) for row in connection.execute(query).mappings()]
+        for row in rows:
+            row["client_id"] = public_client_id(row)
+            del row["info"]
+        return rows
 
 
 #: How long a quick read waits for a sqlite file another connection is writing (its commit's lock), seconds;
@@ -245,8 +264,15 @@ def quick_reads(engine):
     return quick
 
 
+def public_client_id(row) -> str:
+    """The client id a client is known by: a document's URL (kept in its stored information), else the row's."""
+    if row["client_id"].startswith(STORED_KEY_PREFIX):
+        return json.loads(row["info"])["client_id"]
+    return row["client_id"]
+
+
 def _granted(row, *, scopes: str, **extra) -> GrantedToken:
     return GrantedToken(
-        grant_id=row["grant_id"], client_id=row["client_id"], client_name=row["client_name"],
+        grant_id=row["grant_id"], client_id=public_client_id(row), client_name=row["client_name"],
         user_id=row["user_id"], scopes=scopes.split(), resource=row["resource"], expires_at=row["expires_at"],
         used=row["used_at"] is not None, grant_revoked=row["revoked_at"] is not None, **extra)

@@ -82,6 +82,8 @@ def galaxy_settings(
         "log_level": "INFO",
         # URL uploads from a test HTTP server on loopback are refused otherwise.
         "fetch_url_allowlist": ["127.0.0.0/24"],
+        # With sign-in on: a client's metadata document may be served on this machine (core/client_documents.py).
+        "mcp_analysis_oauth_development": True,
         "enable_celery_tasks": True,
         "metadata_strategy": "directory_celery",
         "celery_conf": {"broker_url": "memory://", "result_backend": "rpc://localhost"},
@@ -145,6 +147,7 @@ def production_settings(data_dir: Path, *, broker_url: str, database_url: str, *
     galaxy = galaxy_settings(data_dir, database_url=database_url, **settings)
     galaxy["celery_conf"] = {"broker_url": broker_url, "result_backend": broker_url}
     galaxy["job_config"]["handling"] = {"assign": ["db-skip-locked"]}
+    galaxy["mcp_analysis_oauth_development"] = False  # as a site runs: client metadata from public https only
     return galaxy
 
 

@@ -72,6 +72,10 @@ class McpClient:
     def list_tools(self):
         return self._run(self._session.list_tools()).tools
 
+    def list_tools_result(self):
+        """The whole tools/list result (on 2026-07-28 with its caching hint, ``ttl_ms`` and ``cache_scope``)."""
+        return self._run(self._session.list_tools())
+
     def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
         """One tools/call; past ``timeout`` seconds it raises TimeoutError (a hung call fails its test)."""
         result = self._run(self._session.call_tool(tool, arguments or {}), timeout)

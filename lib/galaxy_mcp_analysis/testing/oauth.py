@@ -8,10 +8,19 @@ authorization-code flow with PKCE: ``register``, ``authorize_url``, ``consent_fo
 (``mcp.client.auth.OAuthClientProvider`` with ``MemoryStorage``), whatever plays the browser;
 ``sdk_calls`` one MCP session of that client. ``decide_in_browser`` is a real browser's part (a playwright
 page on Galaxy's login and consent pages), ``answer_at_loopback`` its routing of the consent form's answer.
+``ClientDocumentHost`` serves client metadata documents over https on loopback, under a certificate of its own
+that the Galaxy fetching them trusts through ``SSL_CERT_FILE``.
 """
 
+import datetime
+import http.server
+import ipaddress
+import json
 import re
+import ssl
+import threading
 from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import (
     parse_qs,
     urlsplit,
@@ -105,15 +114,98 @@ class MemoryStorage:
         self.client_info = client_info
 
 
-def sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_name="SDK client"):
+def sdk_provider(galaxy, storage, redirect_handler, callback_handler, client_name="SDK client",
+                 client_metadata_url=None):
     """The official SDK client's OAuth provider (discovery, registration, code exchange, refresh):
-    ``redirect_handler(url)`` plays the browser, ``callback_handler()`` returns what came back to REDIRECT."""
+    ``redirect_handler(url)`` plays the browser, ``callback_handler()`` returns what came back to REDIRECT;
+    with ``client_metadata_url`` the client is known by that metadata document instead of registering."""
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientMetadata
 
     metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[REDIRECT], token_endpoint_auth_method="none",
                                    grant_types=["authorization_code", "refresh_token"], response_types=["code"])
-    return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler)
+    return OAuthClientProvider(galaxy.mcp_url, metadata, storage, redirect_handler, callback_handler,
+                               client_metadata_url=client_metadata_url)
+
+
+def code_result(answer: dict):
+    """What a client's loopback listener hands the SDK client: the code, state and RFC 9207 issuer it came back with."""
+    from mcp.shared.auth import AuthorizationCodeResult
+
+    return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"), iss=answer.get("iss"))
+
+
+class ClientDocumentHost:
+    """Client metadata documents over https on 127.0.0.1 (the official SDK client takes only an https
+    ``client_metadata_url``), under a self-signed certificate written to ``cert_file``, which the Galaxy that
+    fetches them is given as ``SSL_CERT_FILE``. ``serve(path, **fields)`` publishes a document naming its own
+    URL; ``hits[path]`` counts the fetches. ``start()``/``stop()``."""
+
+    def __init__(self, directory: Path):
+        self.cert_file, self.key_file = directory / "documents-cert.pem", directory / "documents-key.pem"
+        self.documents: dict[str, bytes] = {}
+        self.hits: dict[str, int] = {}
+        self.server = None
+
+    def start(self) -> "ClientDocumentHost":
+        _self_signed_loopback_certificate(self.cert_file, self.key_file)
+        documents, hits = self.documents, self.hits
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                hits[self.path] = hits.get(self.path, 0) + 1
+                body = documents.get(self.path)
+                self.send_response(200 if body is not None else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body or b"")))
+                self.end_headers()
+                self.wfile.write(body or b"")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert_file, self.key_file)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        threading.Thread(target=self.server.serve_forever, name="client-documents", daemon=True).start()
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"https://127.0.0.1:{self.server.server_address[1]}"
+
+    def serve(self, path: str, **fields) -> str:
+        url = self.base_url + path
+        self.documents[path] = json.dumps({"client_id": url, "redirect_uris": [REDIRECT],
+                                           "token_endpoint_auth_method": "none", **fields}).encode()
+        return url
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def _self_signed_loopback_certificate(cert_file: Path, key_file: Path) -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                  critical=False)
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .sign(key, hashes.SHA256()))
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
 
 
 async def sdk_calls(galaxy, auth, *tools) -> list:
