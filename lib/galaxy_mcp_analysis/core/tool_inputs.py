@@ -58,6 +58,11 @@ def is_pass_through(key: str) -> bool:
     return key in PASS_THROUGH_KEYS or key.startswith("__") or key.endswith("|__identifier__")
 
 
+def has_flat_keys(inputs: Mapping[str, Any]) -> bool:
+    """Whether a request names a parameter inside a group by a flat key (``cond|param``, ``rep_0|param``)."""
+    return any(isinstance(key, str) and SEPARATOR in key and not is_pass_through(key) for key in inputs)
+
+
 # ---- Where things are ------------------------------------------------------------------------
 
 
@@ -325,10 +330,14 @@ def _null_boolean(parameter, value: Any) -> bool:
 
 
 def null_booleans_defaulted(
-    state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"
+    state: Mapping[str, Any], parameters: Sequence, profile: Any, path: str = "inputs"
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A copy of a nested state with each non-optional boolean given as null set to its default, and
-    ``[{path, given: None, sent: default}]`` for each (reported in ``normalised``, never silent)."""
+    """For a tool of ``profile`` before ``NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE`` (the one place that rule
+    is decided; the served preflight and check-toolbox both ask here): a copy of a nested state with each
+    non-optional boolean given as null set to its default, and ``[{path, given: None, sent: default}]`` for
+    each (reported in ``normalised``, never silent). Later profiles: the state as given."""
+    if float(profile or 0) >= NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE:
+        return dict(state), []
     report = [{"path": here, "given": None, "sent": bool(getattr(parameter, "value", False))}
               for here, parameter, value in leaf_values(state, parameters, path) if _null_boolean(parameter, value)]
     if not report:
