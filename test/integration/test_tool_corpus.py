@@ -9,6 +9,7 @@ import pytest
 
 from conftest import fetch
 from galaxy_mcp_analysis.testing import rest
+from suggested_calls import calls_in
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +195,48 @@ def test_a_dataset_of_a_type_a_branch_does_not_take_is_refused_before_any_job(co
     error = mcp.call_error("run_tool", history_id=history, tool_id="corpus_genome_choice", inputs=inputs, api_key=key)
     assert "inputs.reference.genome" in error and "Nothing was queued" in error, error
     assert rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}", key) == jobs_before
+
+
+#: Calls a refusal's fix may name (the test makes each one it finds).
+FIX_CALLS = {"check_tool_inputs", "get_dataset_details", "get_history_contents", "update_dataset",
+             "get_tool_input_schema", "run_tool"}
+
+
+def test_each_fix_a_refusal_names_is_a_call_that_works(corpus):
+    """A corpus of refusals, each fix's calls made with the values the agent would choose (as the debugging
+    signals' repairs are, test_debugging_signals): a data table's refusal never sends the agent to a
+    dataset's columns, an unknown dataset in run_tool never to create_collection."""
+    mcp, key, history = corpus["mcp"], corpus["key"], corpus["history"]
+    png = fetch(corpus["galaxy"], key, history, {"src": "pasted", "paste_content": "x\n", "ext": "png"})["id"]
+    table = {"src": "hda", "id": corpus["table"]}
+    refusals = {  # what: (tool id, inputs, run_tool or check_tool_inputs)
+        "unknown dataset": ("corpus_columns", {"table": {"src": "hda", "id": "0123456789abcdef"}, "key": 1,
+                                               "keep": [1], "value": 2}, "run_tool"),
+        "column the data lacks": ("corpus_columns", {"table": table, "key": 9, "keep": [1], "value": 2},
+                                  "check_tool_inputs"),
+        "data table value": ("corpus_dynamic_options", {"genome": "zz", "names": table, "samples": ["a"]},
+                             "check_tool_inputs"),
+        "datatype": ("corpus_columns", {"table": {"src": "hda", "id": png}, "key": 1, "keep": [1], "value": 2},
+                     "check_tool_inputs"),
+    }
+    chosen = {"history_id": history, "dataset_id": corpus["table"], "file_type": "tabular"}
+    made = set()
+    for what, (tool_id, inputs, call) in refusals.items():
+        result = mcp.call(call, {"history_id": history, "tool_id": tool_id, "inputs": inputs, "api_key": key})
+        if call == "run_tool":
+            assert result.is_error, what
+            fixes = [result.content[0].text]
+        else:
+            errors = result.structured_content["errors"]
+            assert errors, (what, result.structured_content)
+            fixes = [problem["suggestion"] for problem in errors]
+        for fix in fixes:
+            assert "create_collection" not in fix and ("columns" not in fix or what == "column the data lacks"), (
+                what, fix)
+            for suggested in calls_in(fix, FIX_CALLS):
+                arguments = suggested.fill(**chosen, tool_id=tool_id, inputs=inputs)
+                answer = mcp.call(suggested.tool, {**arguments, "api_key": key})
+                assert not answer.is_error, (what, suggested.text, answer.content[0].text)
+                made.add((what, suggested.tool))
+    assert {("unknown dataset", "get_history_contents"), ("column the data lacks", "get_dataset_details"),
+            ("column the data lacks", "check_tool_inputs"), ("datatype", "update_dataset")} <= made, made

@@ -366,8 +366,8 @@ def datatype_problem(path: str, parameter, extension: str, accepted: Sequence[st
         DATATYPE_NOT_ACCEPTED,
         f"{parameter.name!r} accepts datasets of type {listed(list(accepted))} (or types Galaxy converts to them); "
         f"this dataset is {extension!r}, which is none of them and which Galaxy cannot convert to any of them.",
-        "Use a dataset of an accepted type, or change this dataset's type with update_dataset(file_type=...) if it "
-        "was mislabelled.",
+        "Use a dataset of an accepted type, or change this dataset's type with "
+        "update_dataset(dataset_id=..., file_type=...) if it was mislabelled.",
         tuple(accepted),
     )
 

@@ -21,6 +21,7 @@ imports nothing of Galaxy.
 import copy
 import math
 import re
+from dataclasses import dataclass
 from collections.abc import (
     Iterable,
     Mapping,
@@ -218,20 +219,54 @@ def _given_twice(path: str) -> InputProblem:
 def nested_to_flat(state: Mapping[str, Any], parameters: Sequence, prefix: str = "") -> dict[str, Any]:
     """Galaxy's flat ``inputs`` (what the legacy tool API reads) for a nested state."""
     flat: dict[str, Any] = {}
+
+    def collect(step: Step) -> Any:
+        flat[step.flat] = step.value
+        return step.value
+
+    walk(state, parameters, collect, flat_prefix=prefix)
+    return flat
+
+
+# ---- The one walk over a nested state ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One value of a nested state the walk meets that is not a group: where it is, and its parameter."""
+
+    #: The tool's parameter at this place (None: a name the tool lacks here).
+    parameter: Any
+    value: Any
+    #: The path in the request's own terms (``inputs.cond.rep[0].param``) and Galaxy's flat name.
+    path: str
+    flat: str
+
+
+def walk(state: Mapping[str, Any], parameters: Sequence, visit, path: str = "inputs", flat_prefix: str = "") -> dict:
+    """A copy of a nested state, ``visit(Step)``'s answer in place of each value that is not a group.
+
+    Conditionals (their selected branch: sibling branches may give one name two types), sections and the
+    blocks of repeats are walked into; a name the tool lacks is visited with ``parameter`` None. Every reader
+    of a request's values (the flat form, normalisation, the leaves, the datasets) is this walk."""
+    result: dict[str, Any] = {}
     level = by_name(parameters)
     for name, value in state.items():
         parameter = level.get(name)
         kind = getattr(parameter, "parameter_type", None)
+        here, flat = join_path(path, name), flat_name(flat_prefix, name)
         if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            flat.update(nested_to_flat(value, branch_parameters(parameter, value), flat_name(prefix, name)))
+            value = walk(value, branch_parameters(parameter, value), visit, here, flat)
         elif kind == REPEAT and isinstance(value, list):
-            for index, block in enumerate(value):
-                if isinstance(block, Mapping):
-                    block_prefix = flat_name(prefix, repeat_block(name, index))
-                    flat.update(nested_to_flat(block, level_parameters(parameter), block_prefix))
+            value = [
+                walk(block, level_parameters(parameter), visit, join_path(here, index), repeat_block(flat, index))
+                if isinstance(block, Mapping) else block
+                for index, block in enumerate(value)
+            ]
         else:
-            flat[flat_name(prefix, name)] = value
-    return flat
+            value = visit(Step(parameter, value, here, flat))
+        result[name] = value
+    return result
 
 
 # ---- Values in the forms callers send ---------------------------------------------------------
@@ -244,19 +279,8 @@ def is_legacy_batch(value: Any) -> bool:
 def map_values(state: Mapping[str, Any], parameters: Sequence, change) -> dict[str, Any]:
     """A copy of a nested state, ``change(parameter, value)`` applied to the value of every parameter that is not a
     group (conditionals, sections and repeats are walked into); unknown names are kept as they are."""
-    result: dict[str, Any] = {}
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        kind = getattr(parameter, "parameter_type", None)
-        if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            value = map_values(value, branch_parameters(parameter, value), change)
-        elif kind == REPEAT and isinstance(value, list):
-            value = [map_values(b, level_parameters(parameter), change) if isinstance(b, Mapping) else b for b in value]
-        elif parameter is not None:
-            value = change(parameter, value)
-        result[name] = value
-    return result
+    return walk(state, parameters, lambda step: step.value if step.parameter is None else change(step.parameter,
+                                                                                                  step.value))
 
 
 def normalise(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
@@ -401,23 +425,15 @@ def legacy_batches(state: Mapping[str, Any], parameters: Sequence) -> dict[str, 
 
 def leaf_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
     """``(path, parameter, value)`` of every parameter given that is not a group, in the selected branches only."""
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        kind = getattr(parameter, "parameter_type", None)
-        here = join_path(path, name)
-        if kind == CONDITIONAL and isinstance(value, Mapping):
-            when = selected_when(parameter, value)
-            if when is not None:
-                yield from leaf_values(value, [parameter.test_parameter, *when.parameters], here)
-        elif kind == SECTION and isinstance(value, Mapping):
-            yield from leaf_values(value, level_parameters(parameter), here)
-        elif kind == REPEAT and isinstance(value, list):
-            for index, block in enumerate(value):
-                if isinstance(block, Mapping):
-                    yield from leaf_values(block, level_parameters(parameter), join_path(here, index))
-        elif parameter is not None and kind not in GROUPS:
-            yield here, parameter, value
+    leaves: list[tuple[str, Any, Any]] = []
+
+    def collect(step: Step) -> Any:
+        if step.parameter is not None and step.parameter.parameter_type not in GROUPS:
+            leaves.append((step.path, step.parameter, step.value))
+        return step.value
+
+    walk(state, parameters, collect, path)
+    return iter(leaves)
 
 
 def batch_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
