@@ -240,3 +240,22 @@ def test_each_fix_a_refusal_names_is_a_call_that_works(corpus):
                 made.add((what, suggested.tool))
     assert {("unknown dataset", "get_history_contents"), ("column the data lacks", "get_dataset_details"),
             ("column the data lacks", "check_tool_inputs"), ("datatype", "update_dataset")} <= made, made
+
+
+def test_a_flat_request_is_read_as_galaxy_reads_it_and_what_galaxy_leaves_is_named(corpus):
+    """Galaxy's reading of the flat form takes the selected branch only: a value of the other branch (the tests
+    of published tools send them) runs as Galaxy runs it, named in ignored; a name the tool has nowhere is
+    still refused. Before: 'n' belongs to the branch pick='p' (unselected_branch)."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    flat = {"cond|mode": "b", "cond|size": "800", "cond|extra": "7", "outer|kind": "two", "outer|inner|pick": "r",
+            "outer|inner|n": "0.25"}
+    result, text, recorded = run(corpus, "corpus_branches", flat)
+    assert result["ignored"] == [{"path": "inputs.outer.inner.n", "given": "0.25", "reason": (
+        "the request selects 'r' for inner|pick, whose branch has no 'n'; Galaxy reads only the selected branch")}]
+    assert text == "mode=b size=800 extra=7\nkind=two pick=r\n" and "n" not in recorded["outer"]["inner"]
+    refused = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_branches",
+                          inputs={**flat, "outer|inner|nn": "1"}, api_key=key)
+    assert [(p["path"], p["rule"]) for p in refused["errors"]] == [("inputs.outer.inner.nn", "unknown_parameter")]
+    nested = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_branches", api_key=key,
+                         inputs={"cond": {"mode": "b"}, "outer": {"kind": "two", "inner": {"pick": "r", "n": 0.25}}})
+    assert nested["ignored"] == [] and [p["rule"] for p in nested["errors"]] == ["unselected_branch"]
