@@ -39,6 +39,7 @@ from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
     INVALID_VALUE,
 )
+from galaxy_mcp_analysis.core.scalars import boolean_word
 
 CONDITIONAL = "gx_conditional"
 SECTION = "gx_section"
@@ -333,8 +334,10 @@ def _scalar(kind: str, value: Any, parameter) -> Any:
                 return int(value) if _INTEGER.fullmatch(value) else number
         return value
     if kind == "gx_boolean":
+        # Only the words JSON itself writes; "yes", "off" and the like are Galaxy's request handling's to judge
+        # (decided_by_galaxy), never normalised here.
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
+            return boolean_word(value)
         return value
     if kind in ("gx_text", "gx_select", "gx_hidden", "gx_color", "gx_genomebuild", "gx_group_tag", "gx_drill_down"):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
