@@ -268,14 +268,16 @@ def leaf_problem(parameter, path: str, value: Any, kind: str, error: Mapping[str
     return _wrong_type(parameter, path, value)
 
 
-def not_an_option(parameter, path: str, offending: Any, valid: Sequence[Any], table: str | None = None) -> InputProblem:
-    """``table``: the server's data table the options come from, when they come from one."""
-    if not valid and table:  # a reference table this server lists nothing in for this request
+def not_an_option(
+    parameter, path: str, offending: Any, valid: Sequence[Any], source: str | None = None
+) -> InputProblem:
+    """``source``: what of the server's the options come from (``this server's data table 'x'``), if they do."""
+    if not valid and source:  # reference data this server lists nothing in for this request
         return InputProblem(
             path,
             NOT_AN_OPTION,
-            f"{_shown(offending)} is not an option of {parameter.name!r}: its options come from this server's "
-            f"data table {table!r}, which offers none here.",
+            f"{_shown(offending)} is not an option of {parameter.name!r}: its options come from {source}, "
+            "which offers none here.",
             "This server cannot run this choice: pick another branch of the conditional holding it, if it has one "
             "(get_tool_input_schema(tool_id=...) shows them), or ask the server's admin to install the reference data.",
             (),
@@ -409,7 +411,8 @@ def population_problems(errors: Mapping[str, Any], path: str = "inputs") -> list
 def _population_fix(message: str) -> str:
     """The fix for one of Galaxy's refusals when it populates a request (a data column has its own, added
     where the dataset's columns are known: ``operations.dynamic_options.column_rule``)."""
-    check = "check_tool_inputs(history_id=..., tool_id=..., inputs=...) judges the corrected request without running it."
+    check = ("check_tool_inputs(history_id=..., tool_id=..., inputs=...) judges the corrected request without "
+             "running it.")
     if "no legal values" in message:
         return ("This server offers no value for it (its options come from reference data or input data it lacks): "
                 "pick another branch or option that does not need it (get_tool_input_schema(tool_id=...) shows "

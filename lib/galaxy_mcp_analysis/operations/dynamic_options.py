@@ -90,10 +90,10 @@ class DynamicOptions:
                     unchecked.append({"path": where, "reason": _why_unchecked(tool, steps, state)})
                 continue
             valid = [value for value, _ in options]
-            table = _data_table(_legacy_parameter(tool.inputs, steps, state))
+            source = _server_source(_legacy_parameter(tool.inputs, steps, state))
             for item in value if isinstance(value, list) else [value]:
                 if str(item) not in valid:
-                    problems.append(not_an_option(parameter, where, item, valid, table))
+                    problems.append(not_an_option(parameter, where, item, valid, source))
         return problems
 
     def column_rule(self, tool, problem: InputProblem, flat: Mapping[str, Any]) -> InputProblem:
@@ -152,6 +152,17 @@ def _data_table(legacy) -> str | None:
     return getattr(getattr(legacy, "options", None), "tool_data_table_name", None) or None
 
 
+def _server_source(legacy) -> str | None:
+    """What of the server's a select's options come from (a data table, a .loc file), in words; None when they
+    come from the request's data or the tool itself."""
+    options = getattr(legacy, "options", None)
+    if table := _data_table(legacy):
+        return f"this server's data table {table!r}"
+    if file := (getattr(options, "index_file", None) or getattr(options, "missing_index_file", None)):
+        return f"this server's reference file {file!r}"
+    return None
+
+
 def _steps(path: str) -> tuple[str | int, ...]:
     """``a.rep[1].b`` -> ("a", "rep", 1, "b")."""
     steps: list[str | int] = []
@@ -198,7 +209,8 @@ def _selected_case_inputs(conditional, state: Any) -> dict[str, Any]:
     if isinstance(state, Mapping):
         value = state.get(conditional.test_param.name)
         try:
-            case = conditional.get_current_case(value if value is not None else conditional.test_param.get_initial_value(None, {}))
+            test_value = value if value is not None else conditional.test_param.get_initial_value(None, {})
+            case = conditional.get_current_case(test_value)
             return merged | dict(conditional.cases[case].inputs)
         except Exception:
             pass

@@ -311,3 +311,17 @@ def test_galaxys_population_errors_become_problems_at_their_paths():
     assert "columns" not in problems[0].suggestion
     [empty] = population_problems({"genome": "Parameter 'genome': requires a value, but no legal values defined"})
     assert "pick another branch" in empty.suggestion and "get_tool_input_schema(tool_id=...)" in empty.suggestion
+
+
+def test_a_select_offering_nothing_says_where_its_options_come_from_and_the_fix_fits():
+    """A .loc file or data table the server lacks is no input data to change (sweep3, pico_galaxy effectiveT3)."""
+    from types import SimpleNamespace
+
+    from galaxy_mcp_analysis.core.tool_input_problems import not_an_option
+
+    module = SimpleNamespace(name="module", multiple=False)
+    from_file = not_an_option(module, "inputs.module", "animal", [], "this server's reference file 'effectiveT3.loc'")
+    assert "'effectiveT3.loc'" in from_file.message and "input data" not in from_file.message
+    assert "admin" in from_file.suggestion and "get_dataset_details" not in from_file.suggestion
+    from_data = not_an_option(module, "inputs.module", "animal", [])
+    assert "input data" in from_data.message and "get_dataset_details(dataset_id=...)" in from_data.suggestion
