@@ -175,26 +175,37 @@ def test_a_value_galaxys_population_lets_through_unchecked_stays_refused(corpus)
 @pytest.mark.parametrize("form", ["flat", "nested"])
 def test_a_dataset_of_a_type_a_branch_does_not_take_is_refused_before_any_job(corpus, form):
     """A genome choice shaped like interval tools' (one name: a data-table select in one branch, a
-    chromosome-lengths data input in the other): a FASTA given to the data input is judged by the datatype
-    rule as anywhere else. Before: "unchecked: Galaxy could not list its options here" and the job ran."""
+    chromosome-lengths data input in the other): the dataset given to the data input is judged by the datatype
+    rule as anywhere else. Before: "unchecked: Galaxy could not list its options here", nothing judged.
+
+    A BED is no `len` and Galaxy has no converter to it: refused before any job. A FASTA is checked too, and
+    accepted: Galaxy converts it to `len` itself (its fasta_to_len converter), so refusing it would refuse what
+    Galaxy runs as asked."""
     mcp, key, history = corpus["mcp"], corpus["key"], corpus["history"]
     fasta = fetch(corpus["galaxy"], key, history, {"src": "pasted", "paste_content": ">s1\nACGT\n", "ext": "fasta"})
     bed = fetch(corpus["galaxy"], key, history, {"src": "pasted", "paste_content": "chr1\t10\t20\n", "ext": "bed"})
-    given = {"src": "hda", "id": fasta["id"]}
     intervals = {"src": "hda", "id": bed["id"]}
-    inputs = ({"intervals": intervals, "reference|source": "history", "reference|genome": given} if form == "flat"
-              else {"intervals": intervals, "reference": {"source": "history", "genome": given}})
+
+    def request(genome):
+        given = {"src": "hda", "id": genome}
+        return ({"intervals": intervals, "reference|source": "history", "reference|genome": given} if form == "flat"
+                else {"intervals": intervals, "reference": {"source": "history", "genome": given}})
+
     jobs_before = rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}", key)
-    checked = mcp.call_ok("check_tool_inputs", history_id=history, tool_id="corpus_genome_choice", inputs=inputs,
-                          api_key=key)
-    print(checked)
+    checked = mcp.call_ok("check_tool_inputs", history_id=history, tool_id="corpus_genome_choice",
+                          inputs=request(bed["id"]), api_key=key)
     assert checked["valid"] is False, checked
     [problem] = checked["errors"]
     assert (problem["path"], problem["rule"]) == ("inputs.reference.genome", "datatype_not_accepted"), problem
+    assert "'bed'" in problem["message"] and problem["valid_values"] == ["len"], problem
     assert checked["unchecked"] == [], checked["unchecked"]
-    error = mcp.call_error("run_tool", history_id=history, tool_id="corpus_genome_choice", inputs=inputs, api_key=key)
+    error = mcp.call_error("run_tool", history_id=history, tool_id="corpus_genome_choice", inputs=request(bed["id"]),
+                           api_key=key)
     assert "inputs.reference.genome" in error and "Nothing was queued" in error, error
     assert rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}", key) == jobs_before
+    converted = mcp.call_ok("check_tool_inputs", history_id=history, tool_id="corpus_genome_choice",
+                            inputs=request(fasta["id"]), api_key=key)
+    assert converted["valid"] is True and converted["unchecked"] == [], converted
 
 
 #: Calls a refusal's fix may name (the test makes each one it finds).
