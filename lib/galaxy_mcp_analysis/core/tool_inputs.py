@@ -132,7 +132,9 @@ def flat_to_nested(
     nested: dict[str, Any] = {}
     passed: dict[str, Any] = {}
     problems: list[InputProblem] = []
-    for key, value in inputs.items():
+    # Outer keys first: a conditional's test value is placed before what its branch holds at any depth
+    # (``cond|rep_0|x`` needs the branch ``cond|mode`` selects, whatever order the keys came in).
+    for key, value in sorted(inputs.items(), key=lambda item: str(item[0]).count(SEPARATOR)):
         if not isinstance(key, str):
             continue
         if is_pass_through(key):
@@ -257,6 +259,8 @@ def walk(state: Mapping[str, Any], parameters: Sequence, visit, path: str = "inp
         kind = getattr(parameter, "parameter_type", None)
         here, flat = join_path(path, name), flat_name(flat_prefix, name)
         if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
+            if kind == CONDITIONAL and parameter.test_parameter.name in value:  # the test value first, as Galaxy
+                value = {parameter.test_parameter.name: value[parameter.test_parameter.name], **value}  # reads it
             value = walk(value, branch_parameters(parameter, value), visit, here, flat)
         elif kind == REPEAT and isinstance(value, list):
             value = [

@@ -31,14 +31,20 @@ def read_as_galaxy(trans, tool, history, flat: Mapping[str, Any]):
     itself failed (the request is then read as before, by name)."""
     traced = traceable(flat)
     populated: dict[str, Any] = {}
+    errors: dict[str, Any] = {}
     try:
         context = proxy_work_context_for_history(trans, history=history)
-        populate_state(context, tool.inputs, traced, populated, {}, check=False, input_format="legacy")
+        populate_state(context, tool.inputs, traced, populated, errors, check=False, input_format="legacy")
     except Exception:  # Galaxy's reading refused the request's shape; its run will say why
         return None
+    if errors:
+        # Unchecked, Galaxy's reading records an error only where populating a branch failed outright ("The
+        # selected case is unavailable/invalid."): its state then says nothing of what the run reads.
+        return None
     nested, dropped = kept_and_dropped(traced, populated, nested_key_to_path)
-    declared = _declared_names(tool.inputs)
-    undeclared = {key: flat[key] for key in dropped if not declared.fullmatch(key)}
+    declared, names = _declared_names(tool.inputs)
+    undeclared = {key: flat[key] for key in dropped
+                  if not declared.fullmatch(key) and key.split("|")[-1] not in names}
     ignored = [
         {"path": _dotted(key), "given": flat[key], "reason": _why_dropped(tool.inputs, populated, key)}
         for key in dropped if key not in undeclared
@@ -46,10 +52,12 @@ def read_as_galaxy(trans, tool, history, flat: Mapping[str, Any]):
     return nested, undeclared, ignored
 
 
-def _declared_names(inputs) -> re.Pattern:
-    """Every flat name the tool declares, in any branch, a repeat's block number as any number."""
-    names = {re.escape(item.flat_name).replace(re.escape(ANY_BLOCK), r"\d+") for item in declared_inputs(inputs)}
-    return re.compile("|".join(sorted(names)) or r"(?!)")
+def _declared_names(inputs) -> tuple[re.Pattern, set[str]]:
+    """Every flat name the tool declares, in any branch, a repeat's block number as any number; and every
+    parameter's own name (a dropped key ending in one is another branch's or block's, never a misspelling)."""
+    declared = list(declared_inputs(inputs))
+    flat = {re.escape(item.flat_name).replace(re.escape(ANY_BLOCK), r"\d+") for item in declared}
+    return re.compile("|".join(sorted(flat)) or r"(?!)"), {item.path[-1] for item in declared}
 
 
 def _why_dropped(inputs, populated: Mapping[str, Any], key: str) -> str:

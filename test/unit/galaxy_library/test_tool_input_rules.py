@@ -325,3 +325,13 @@ def test_a_select_offering_nothing_says_where_its_options_come_from_and_the_fix_
     assert "admin" in from_file.suggestion and "get_dataset_details" not in from_file.suggestion
     from_data = not_an_option(module, "inputs.module", "animal", [])
     assert "input data" in from_data.message and "get_dataset_details(dataset_id=...)" in from_data.suggestion
+
+
+def test_a_repeat_in_a_branch_is_placed_whatever_order_the_flat_keys_come_in(siblings):
+    """Galaxy's populated state lists a conditional's test value after its branch (sweep3: apoc's
+    templates_source|template_0|input was read as an unknown 'template_0')."""
+    flat = {"outer|inner|n": "0.25", "outer|inner|pick": "p", "outer|kind": "two"}
+    nested, _, problems = rules.flat_to_nested(flat, siblings)
+    assert nested == {"outer": {"kind": "two", "inner": {"pick": "p", "n": "0.25"}}} and problems == []
+    state = {"outer": {"inner": {"n": 0.25, "pick": "p"}, "kind": "two"}}
+    assert list(rules.nested_to_flat(state, siblings)) == ["outer|kind", "outer|inner|pick", "outer|inner|n"]
