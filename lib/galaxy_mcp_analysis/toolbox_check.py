@@ -95,8 +95,7 @@ def check_tool(path: Path, guid: str | None = None, installed_version: str | Non
     for number, state in tool_test_cases(source, parameters):
         report.cases += 1
         request = _with_placeholders(state)
-        if float(source.parse_profile() or 0) < rules.NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE:
-            request, _ = rules.null_booleans_defaulted(request, parameters)  # as the served preflight does
+        request, _ = rules.null_booleans_defaulted(request, parameters, source.parse_profile())  # as served
         found = []
         for form, inputs in (("nested", request), ("flat", rules.nested_to_flat(request, parameters))):
             _, _, problems = model_problems(inputs, parameters, relaxed, "inputs", f"Tool {tool_id!r}")

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import fetch
 from galaxy_mcp_analysis.testing import rest
+from suggested_calls import calls_in
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +170,103 @@ def test_a_value_galaxys_population_lets_through_unchecked_stays_refused(corpus)
                           inputs={"colour": "zz_not_a_colour"}, api_key=key)
     assert checked["valid"] is False and checked["decided_by_galaxy"] == [], checked
     assert [error["path"] for error in checked["errors"]] == ["inputs.colour"], checked
+
+
+@pytest.mark.parametrize("form", ["flat", "nested"])
+def test_a_dataset_of_a_type_a_branch_does_not_take_is_refused_before_any_job(corpus, form):
+    """A genome choice shaped like interval tools' (one name: a data-table select in one branch, a
+    chromosome-lengths data input in the other): the dataset given to the data input is judged by the datatype
+    rule as anywhere else. Before: "unchecked: Galaxy could not list its options here", nothing judged.
+
+    A BED is no `len` and Galaxy has no converter to it: refused before any job. A FASTA is checked too, and
+    accepted: Galaxy converts it to `len` itself (its fasta_to_len converter), so refusing it would refuse what
+    Galaxy runs as asked."""
+    mcp, key, history = corpus["mcp"], corpus["key"], corpus["history"]
+    fasta = fetch(corpus["galaxy"], key, history, {"src": "pasted", "paste_content": ">s1\nACGT\n", "ext": "fasta"})
+    bed = fetch(corpus["galaxy"], key, history, {"src": "pasted", "paste_content": "chr1\t10\t20\n", "ext": "bed"})
+    intervals = {"src": "hda", "id": bed["id"]}
+
+    def request(genome):
+        given = {"src": "hda", "id": genome}
+        return ({"intervals": intervals, "reference|source": "history", "reference|genome": given} if form == "flat"
+                else {"intervals": intervals, "reference": {"source": "history", "genome": given}})
+
+    jobs_before = rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}", key)
+    checked = mcp.call_ok("check_tool_inputs", history_id=history, tool_id="corpus_genome_choice",
+                          inputs=request(bed["id"]), api_key=key)
+    assert checked["valid"] is False, checked
+    [problem] = checked["errors"]
+    assert (problem["path"], problem["rule"]) == ("inputs.reference.genome", "datatype_not_accepted"), problem
+    assert "'bed'" in problem["message"] and problem["valid_values"] == ["len"], problem
+    assert checked["unchecked"] == [], checked["unchecked"]
+    error = mcp.call_error("run_tool", history_id=history, tool_id="corpus_genome_choice", inputs=request(bed["id"]),
+                           api_key=key)
+    assert "inputs.reference.genome" in error and "Nothing was queued" in error, error
+    assert rest(corpus["galaxy"].galaxy_url, f"/api/jobs?history_id={history}", key) == jobs_before
+    converted = mcp.call_ok("check_tool_inputs", history_id=history, tool_id="corpus_genome_choice",
+                            inputs=request(fasta["id"]), api_key=key)
+    assert converted["valid"] is True and converted["unchecked"] == [], converted
+
+
+#: Calls a refusal's fix may name (the test makes each one it finds).
+FIX_CALLS = {"check_tool_inputs", "get_dataset_details", "get_history_contents", "update_dataset",
+             "get_tool_input_schema", "run_tool"}
+
+
+def test_each_fix_a_refusal_names_is_a_call_that_works(corpus):
+    """A corpus of refusals, each fix's calls made with the values the agent would choose (as the debugging
+    signals' repairs are, test_debugging_signals): a data table's refusal never sends the agent to a
+    dataset's columns, an unknown dataset in run_tool never to create_collection."""
+    mcp, key, history = corpus["mcp"], corpus["key"], corpus["history"]
+    png = fetch(corpus["galaxy"], key, history, {"src": "pasted", "paste_content": "x\n", "ext": "png"})["id"]
+    table = {"src": "hda", "id": corpus["table"]}
+    refusals = {  # what: (tool id, inputs, run_tool or check_tool_inputs)
+        "unknown dataset": ("corpus_columns", {"table": {"src": "hda", "id": "0123456789abcdef"}, "key": 1,
+                                               "keep": [1], "value": 2}, "run_tool"),
+        "column the data lacks": ("corpus_columns", {"table": table, "key": 9, "keep": [1], "value": 2},
+                                  "check_tool_inputs"),
+        "data table value": ("corpus_dynamic_options", {"genome": "zz", "names": table, "samples": ["a"]},
+                             "check_tool_inputs"),
+        "datatype": ("corpus_columns", {"table": {"src": "hda", "id": png}, "key": 1, "keep": [1], "value": 2},
+                     "check_tool_inputs"),
+    }
+    chosen = {"history_id": history, "dataset_id": corpus["table"], "file_type": "tabular"}
+    made = set()
+    for what, (tool_id, inputs, call) in refusals.items():
+        result = mcp.call(call, {"history_id": history, "tool_id": tool_id, "inputs": inputs, "api_key": key})
+        if call == "run_tool":
+            assert result.is_error, what
+            fixes = [result.content[0].text]
+        else:
+            errors = result.structured_content["errors"]
+            assert errors, (what, result.structured_content)
+            fixes = [problem["suggestion"] for problem in errors]
+        for fix in fixes:
+            assert "create_collection" not in fix and ("columns" not in fix or what == "column the data lacks"), (
+                what, fix)
+            for suggested in calls_in(fix, FIX_CALLS):
+                arguments = suggested.fill(**chosen, tool_id=tool_id, inputs=inputs)
+                answer = mcp.call(suggested.tool, {**arguments, "api_key": key})
+                assert not answer.is_error, (what, suggested.text, answer.content[0].text)
+                made.add((what, suggested.tool))
+    assert {("unknown dataset", "get_history_contents"), ("column the data lacks", "get_dataset_details"),
+            ("column the data lacks", "check_tool_inputs"), ("datatype", "update_dataset")} <= made, made
+
+
+def test_a_flat_request_is_read_as_galaxy_reads_it_and_what_galaxy_leaves_is_named(corpus):
+    """Galaxy's reading of the flat form takes the selected branch only: a value of the other branch (the tests
+    of published tools send them) runs as Galaxy runs it, named in ignored; a name the tool has nowhere is
+    still refused. Before: 'n' belongs to the branch pick='p' (unselected_branch)."""
+    mcp, key = corpus["mcp"], corpus["key"]
+    flat = {"cond|mode": "b", "cond|size": "800", "cond|extra": "7", "outer|kind": "two", "outer|inner|pick": "r",
+            "outer|inner|n": "0.25"}
+    result, text, recorded = run(corpus, "corpus_branches", flat)
+    assert result["ignored"] == [{"path": "inputs.outer.inner.n", "given": "0.25", "reason": (
+        "the request selects 'r' for inner|pick, whose branch has no 'n'; Galaxy reads only the selected branch")}]
+    assert text == "mode=b size=800 extra=7\nkind=two pick=r\n" and "n" not in recorded["outer"]["inner"]
+    refused = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_branches",
+                          inputs={**flat, "outer|inner|nn": "1"}, api_key=key)
+    assert [(p["path"], p["rule"]) for p in refused["errors"]] == [("inputs.outer.inner.nn", "unknown_parameter")]
+    nested = mcp.call_ok("check_tool_inputs", history_id=corpus["history"], tool_id="corpus_branches", api_key=key,
+                         inputs={"cond": {"mode": "b"}, "outer": {"kind": "two", "inner": {"pick": "r", "n": 0.25}}})
+    assert nested["ignored"] == [] and [p["rule"] for p in nested["errors"]] == ["unselected_branch"]

@@ -10,6 +10,7 @@ Off, ``include_mcp`` runs as before and nothing else is touched.
 import functools
 import inspect
 
+from galaxy_mcp_analysis.core.scalars import boolean_word
 from galaxy_mcp_analysis.core.settings import Settings
 
 OAUTH_OPTION = "mcp_analysis_oauth"
@@ -20,7 +21,7 @@ def oauth_enabled(settings: Settings, gx_app) -> bool:
     if settings.oauth:
         return True
     value = (getattr(gx_app.config, "config_dict", None) or {}).get(OAUTH_OPTION)
-    return value is True or str(value).strip().lower() in ("true", "1", "yes", "on")
+    return boolean_word(value) is True
 
 
 def check_oauth() -> str | None:

@@ -17,6 +17,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from galaxy_mcp_analysis.core.scalars import (
+    boolean_word,
+    NULL_WORDS,
+)
 from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
     INVALID_VALUE,
@@ -31,9 +35,7 @@ from galaxy_mcp_analysis.core.input_problems import (
 OVERRULABLE = frozenset((WRONG_TYPE, NOT_AN_OPTION, OUT_OF_RANGE, INVALID_VALUE))
 
 _STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
-_TRUE = ("true", "yes", "on", "1")
-_FALSE = ("false", "no", "off", "0")
-_NULL = (None, "", "none", "null")
+_NULL = (None, *NULL_WORDS)
 
 
 def path_steps(path: str, root: str = "inputs") -> list[str | int] | None:
@@ -75,8 +77,7 @@ def value_at(state: Any, steps: list[str | int]) -> tuple[bool, Any]:
 def same_meaning(sent: Any, populated: Any) -> bool:
     """Whether Galaxy's populated value is the value sent, written any way Galaxy itself reads it the same."""
     if isinstance(populated, bool):
-        words = _TRUE if populated else _FALSE
-        return sent is populated or (isinstance(sent, (str, int)) and str(sent).strip().lower() in words)
+        return boolean_word(sent) is populated
     if populated is None:
         return sent in _NULL or (isinstance(sent, str) and sent.strip().lower() in _NULL) or sent == []
     if isinstance(populated, (int, float)):

@@ -13,6 +13,8 @@ from dataclasses import (
     replace,
 )
 
+from galaxy_mcp_analysis.core.scalars import boolean_word
+
 ENV_PREFIX = "GALAXY_MCP_ANALYSIS_"
 #: The galaxy.yml form of a setting marked ``galaxy_yml`` (under ``galaxy:``; the variable wins).
 GALAXY_YML_PREFIX = "mcp_analysis_"
@@ -99,11 +101,9 @@ def _parse(field, raw: str, variable: str):
     if kind in (str, "str"):
         return raw.strip()
     if kind in (bool, "bool"):
-        lowered = raw.strip().lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off"):
-            return False
+        said = boolean_word(raw)
+        if said is not None:
+            return said
         raise SettingsError(f"{variable}={raw!r} is not a boolean; use true or false.")
     try:
         value = int(raw)

@@ -268,15 +268,28 @@ def leaf_problem(parameter, path: str, value: Any, kind: str, error: Mapping[str
     return _wrong_type(parameter, path, value)
 
 
-def not_an_option(parameter, path: str, offending: Any, valid: Sequence[Any]) -> InputProblem:
-    if not valid:  # options computed from the request's data or the server's tables, and none were found
+def not_an_option(
+    parameter, path: str, offending: Any, valid: Sequence[Any], source: str | None = None
+) -> InputProblem:
+    """``source``: what of the server's the options come from (``this server's data table 'x'``), if they do."""
+    if not valid and source:  # reference data this server lists nothing in for this request
+        return InputProblem(
+            path,
+            NOT_AN_OPTION,
+            f"{_shown(offending)} is not an option of {parameter.name!r}: its options come from {source}, "
+            "which offers none here.",
+            "This server cannot run this choice: pick another branch of the conditional holding it, if it has one "
+            "(get_tool_input_schema(tool_id=...) shows them), or ask the server's admin to install the reference data.",
+            (),
+        )
+    if not valid:  # options computed from the request's data, and none were found
         return InputProblem(
             path,
             NOT_AN_OPTION,
             f"{_shown(offending)} is not an option of {parameter.name!r}: it has none for this request "
-            "(its options come from the input data or this server's reference tables, and they offer none).",
-            "Give an input whose metadata or content offers values (get_dataset_details shows them), or leave "
-            "the parameter out if it is optional.",
+            "(its options come from the input data, and they offer none).",
+            "Give an input whose metadata or content offers values (get_dataset_details(dataset_id=...) shows them), "
+            "or leave the parameter out if it is optional.",
             (),
         )
     close = closest_names(str(offending), [str(v) for v in valid]) if isinstance(offending, str) else []
@@ -355,8 +368,8 @@ def datatype_problem(path: str, parameter, extension: str, accepted: Sequence[st
         DATATYPE_NOT_ACCEPTED,
         f"{parameter.name!r} accepts datasets of type {listed(list(accepted))} (or types Galaxy converts to them); "
         f"this dataset is {extension!r}, which is none of them and which Galaxy cannot convert to any of them.",
-        "Use a dataset of an accepted type, or change this dataset's type with update_dataset(file_type=...) if it "
-        "was mislabelled.",
+        "Use a dataset of an accepted type, or change this dataset's type with "
+        "update_dataset(dataset_id=..., file_type=...) if it was mislabelled.",
         tuple(accepted),
     )
 
@@ -391,13 +404,17 @@ def population_problems(errors: Mapping[str, Any], path: str = "inputs") -> list
                 if isinstance(item, Mapping):
                     problems += population_problems(item, join_path(here, index))
         elif error:
-            problems.append(
-                InputProblem(
-                    here,
-                    INVALID_VALUE,
-                    str(error),
-                    "Galaxy judged this value against the data it names (e.g. its columns or metadata): use one of "
-                    "the values it lists, or get_dataset_details to see the dataset's columns.",
-                )
-            )
+            problems.append(InputProblem(here, INVALID_VALUE, str(error), _population_fix(str(error))))
     return problems
+
+
+def _population_fix(message: str) -> str:
+    """The fix for one of Galaxy's refusals when it populates a request (a data column has its own, added
+    where the dataset's columns are known: ``operations.dynamic_options.column_rule``)."""
+    check = ("check_tool_inputs(history_id=..., tool_id=..., inputs=...) judges the corrected request without "
+             "running it.")
+    if "no legal values" in message:
+        return ("This server offers no value for it (its options come from reference data or input data it lacks): "
+                "pick another branch or option that does not need it (get_tool_input_schema(tool_id=...) shows "
+                "them), or give inputs that offer values. " + check)
+    return "Give one of the values Galaxy's message lists. " + check

@@ -21,6 +21,7 @@ imports nothing of Galaxy.
 import copy
 import math
 import re
+from dataclasses import dataclass
 from collections.abc import (
     Iterable,
     Mapping,
@@ -38,6 +39,7 @@ from galaxy_mcp_analysis.core.input_problems import (
     InputProblem,
     INVALID_VALUE,
 )
+from galaxy_mcp_analysis.core.scalars import boolean_word
 
 CONDITIONAL = "gx_conditional"
 SECTION = "gx_section"
@@ -56,6 +58,11 @@ _COLUMN_LABEL = re.compile(r"\s*c(\d+)\s*")
 
 def is_pass_through(key: str) -> bool:
     return key in PASS_THROUGH_KEYS or key.startswith("__") or key.endswith("|__identifier__")
+
+
+def has_flat_keys(inputs: Mapping[str, Any]) -> bool:
+    """Whether a request names a parameter inside a group by a flat key (``cond|param``, ``rep_0|param``)."""
+    return any(isinstance(key, str) and SEPARATOR in key and not is_pass_through(key) for key in inputs)
 
 
 # ---- Where things are ------------------------------------------------------------------------
@@ -125,7 +132,9 @@ def flat_to_nested(
     nested: dict[str, Any] = {}
     passed: dict[str, Any] = {}
     problems: list[InputProblem] = []
-    for key, value in inputs.items():
+    # Outer keys first: a conditional's test value is placed before what its branch holds at any depth
+    # (``cond|rep_0|x`` needs the branch ``cond|mode`` selects, whatever order the keys came in).
+    for key, value in sorted(inputs.items(), key=lambda item: str(item[0]).count(SEPARATOR)):
         if not isinstance(key, str):
             continue
         if is_pass_through(key):
@@ -213,20 +222,56 @@ def _given_twice(path: str) -> InputProblem:
 def nested_to_flat(state: Mapping[str, Any], parameters: Sequence, prefix: str = "") -> dict[str, Any]:
     """Galaxy's flat ``inputs`` (what the legacy tool API reads) for a nested state."""
     flat: dict[str, Any] = {}
+
+    def collect(step: Step) -> Any:
+        flat[step.flat] = step.value
+        return step.value
+
+    walk(state, parameters, collect, flat_prefix=prefix)
+    return flat
+
+
+# ---- The one walk over a nested state ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One value of a nested state the walk meets that is not a group: where it is, and its parameter."""
+
+    #: The tool's parameter at this place (None: a name the tool lacks here).
+    parameter: Any
+    value: Any
+    #: The path in the request's own terms (``inputs.cond.rep[0].param``) and Galaxy's flat name.
+    path: str
+    flat: str
+
+
+def walk(state: Mapping[str, Any], parameters: Sequence, visit, path: str = "inputs", flat_prefix: str = "") -> dict:
+    """A copy of a nested state, ``visit(Step)``'s answer in place of each value that is not a group.
+
+    Conditionals (their selected branch: sibling branches may give one name two types), sections and the
+    blocks of repeats are walked into; a name the tool lacks is visited with ``parameter`` None. Every reader
+    of a request's values (the flat form, normalisation, the leaves, the datasets) is this walk."""
+    result: dict[str, Any] = {}
     level = by_name(parameters)
     for name, value in state.items():
         parameter = level.get(name)
         kind = getattr(parameter, "parameter_type", None)
+        here, flat = join_path(path, name), flat_name(flat_prefix, name)
         if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            flat.update(nested_to_flat(value, branch_parameters(parameter, value), flat_name(prefix, name)))
+            if kind == CONDITIONAL and parameter.test_parameter.name in value:  # the test value first, as Galaxy
+                value = {parameter.test_parameter.name: value[parameter.test_parameter.name], **value}  # reads it
+            value = walk(value, branch_parameters(parameter, value), visit, here, flat)
         elif kind == REPEAT and isinstance(value, list):
-            for index, block in enumerate(value):
-                if isinstance(block, Mapping):
-                    block_prefix = flat_name(prefix, repeat_block(name, index))
-                    flat.update(nested_to_flat(block, level_parameters(parameter), block_prefix))
+            value = [
+                walk(block, level_parameters(parameter), visit, join_path(here, index), repeat_block(flat, index))
+                if isinstance(block, Mapping) else block
+                for index, block in enumerate(value)
+            ]
         else:
-            flat[flat_name(prefix, name)] = value
-    return flat
+            value = visit(Step(parameter, value, here, flat))
+        result[name] = value
+    return result
 
 
 # ---- Values in the forms callers send ---------------------------------------------------------
@@ -239,19 +284,8 @@ def is_legacy_batch(value: Any) -> bool:
 def map_values(state: Mapping[str, Any], parameters: Sequence, change) -> dict[str, Any]:
     """A copy of a nested state, ``change(parameter, value)`` applied to the value of every parameter that is not a
     group (conditionals, sections and repeats are walked into); unknown names are kept as they are."""
-    result: dict[str, Any] = {}
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        kind = getattr(parameter, "parameter_type", None)
-        if kind in (CONDITIONAL, SECTION) and isinstance(value, Mapping):
-            value = map_values(value, branch_parameters(parameter, value), change)
-        elif kind == REPEAT and isinstance(value, list):
-            value = [map_values(b, level_parameters(parameter), change) if isinstance(b, Mapping) else b for b in value]
-        elif parameter is not None:
-            value = change(parameter, value)
-        result[name] = value
-    return result
+    return walk(state, parameters, lambda step: step.value if step.parameter is None else change(step.parameter,
+                                                                                                  step.value))
 
 
 def normalise(state: Mapping[str, Any], parameters: Sequence) -> dict[str, Any]:
@@ -304,8 +338,10 @@ def _scalar(kind: str, value: Any, parameter) -> Any:
                 return int(value) if _INTEGER.fullmatch(value) else number
         return value
     if kind == "gx_boolean":
+        # Only the words JSON itself writes; "yes", "off" and the like are Galaxy's request handling's to judge
+        # (decided_by_galaxy), never normalised here.
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
+            return boolean_word(value)
         return value
     if kind in ("gx_text", "gx_select", "gx_hidden", "gx_color", "gx_genomebuild", "gx_group_tag", "gx_drill_down"):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -325,10 +361,14 @@ def _null_boolean(parameter, value: Any) -> bool:
 
 
 def null_booleans_defaulted(
-    state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"
+    state: Mapping[str, Any], parameters: Sequence, profile: Any, path: str = "inputs"
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A copy of a nested state with each non-optional boolean given as null set to its default, and
-    ``[{path, given: None, sent: default}]`` for each (reported in ``normalised``, never silent)."""
+    """For a tool of ``profile`` before ``NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE`` (the one place that rule
+    is decided; the served preflight and check-toolbox both ask here): a copy of a nested state with each
+    non-optional boolean given as null set to its default, and ``[{path, given: None, sent: default}]`` for
+    each (reported in ``normalised``, never silent). Later profiles: the state as given."""
+    if float(profile or 0) >= NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE:
+        return dict(state), []
     report = [{"path": here, "given": None, "sent": bool(getattr(parameter, "value", False))}
               for here, parameter, value in leaf_values(state, parameters, path) if _null_boolean(parameter, value)]
     if not report:
@@ -392,23 +432,15 @@ def legacy_batches(state: Mapping[str, Any], parameters: Sequence) -> dict[str, 
 
 def leaf_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):
     """``(path, parameter, value)`` of every parameter given that is not a group, in the selected branches only."""
-    level = by_name(parameters)
-    for name, value in state.items():
-        parameter = level.get(name)
-        kind = getattr(parameter, "parameter_type", None)
-        here = join_path(path, name)
-        if kind == CONDITIONAL and isinstance(value, Mapping):
-            when = selected_when(parameter, value)
-            if when is not None:
-                yield from leaf_values(value, [parameter.test_parameter, *when.parameters], here)
-        elif kind == SECTION and isinstance(value, Mapping):
-            yield from leaf_values(value, level_parameters(parameter), here)
-        elif kind == REPEAT and isinstance(value, list):
-            for index, block in enumerate(value):
-                if isinstance(block, Mapping):
-                    yield from leaf_values(block, level_parameters(parameter), join_path(here, index))
-        elif parameter is not None and kind not in GROUPS:
-            yield here, parameter, value
+    leaves: list[tuple[str, Any, Any]] = []
+
+    def collect(step: Step) -> Any:
+        if step.parameter is not None and step.parameter.parameter_type not in GROUPS:
+            leaves.append((step.path, step.parameter, step.value))
+        return step.value
+
+    walk(state, parameters, collect, path)
+    return iter(leaves)
 
 
 def batch_values(state: Mapping[str, Any], parameters: Sequence, path: str = "inputs"):

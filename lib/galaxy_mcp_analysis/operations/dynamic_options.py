@@ -29,9 +29,12 @@ from galaxy_mcp_analysis.core.tool_input_problems import not_an_option
 class DynamicOptions:
     """Operations mixin of AnalysisOperationsManager (needs ``trans`` and ``referenced_item``)."""
 
-    def dynamic_options(self, tool, names: tuple[str, ...], state: Any = None) -> list[tuple[str, str]] | None:
-        """``[(value, label)]`` of a dynamic select for this request state (None: cannot be told)."""
-        legacy = _legacy_parameter(tool.inputs, names)
+    def dynamic_options(self, tool, names: tuple[str | int, ...], state: Any = None) -> list[tuple[str, str]] | None:
+        """``[(value, label)]`` of a dynamic select for this request state (None: cannot be told).
+
+        ``names``: the steps to the select, names and, inside repeats, block numbers (then ``state`` is the
+        request, whose selected branches pick the select among sibling branches' parameters of its name)."""
+        legacy = _legacy_parameter(tool.inputs, names, state)
         if legacy is None:
             return None
         context: Any = {}
@@ -47,15 +50,18 @@ class DynamicOptions:
             return None
         return [(str(option[1]), str(option[0])) for option in options]
 
-    def _option_context(self, state: Mapping[str, Any], names: tuple[str, ...]) -> ExpressionContext:
+    def _option_context(self, state: Mapping[str, Any], names: tuple[str | int, ...]) -> ExpressionContext:
         """The values a select at ``names`` sees: its level's, then each enclosing level's."""
         context = None
         level: Any = state
-        for depth in range(len(names)):
+        for step in names:
+            if isinstance(step, int):
+                level = level[step] if isinstance(level, list) and step < len(level) else None
+                continue
             if not isinstance(level, Mapping):
                 break
             context = ExpressionContext({key: self._option_value(value) for key, value in level.items()}, context)
-            level = level.get(names[depth])
+            level = level.get(step)
         return context if context is not None else ExpressionContext({})
 
     def _option_value(self, value: Any) -> Any:
@@ -71,24 +77,24 @@ class DynamicOptions:
     def dynamic_select_problems(
         self, tool, modelled, state, path: str, unchecked: list[dict[str, str]] | None = None
     ) -> list[InputProblem]:
+        """The values of the dynamic selects the request's selected branches hold, judged against the options
+        Galaxy computes for them; a value whose options cannot be computed here goes to ``unchecked``."""
         problems = []
-        for names in modelled.dynamic_selects:
-            value = _value_at(state, names)
-            if value is None:
+        for where, parameter, value in rules.leaf_values(state, modelled.parameters, path):
+            if parameter.parameter_type != "gx_select" or parameter.options is not None or value is None:
                 continue
-            options = self.dynamic_options(tool, names, state)
-            where = dotted(path, SEPARATOR.join(names))
+            steps = _steps(where.removeprefix(path).lstrip("."))
+            options = self.dynamic_options(tool, steps, state)
             if options is None:
                 if unchecked is not None:
-                    unchecked.append({"path": where, "reason": _why_unchecked(tool, names)})
+                    unchecked.append({"path": where, "reason": _why_unchecked(tool, steps, state)})
                 continue
             valid = [value for value, _ in options]
+            source = _server_source(_legacy_parameter(tool.inputs, steps, state))
             for item in value if isinstance(value, list) else [value]:
                 if str(item) not in valid:
-                    parameter = _model_at(modelled.parameters, names)
-                    problems.append(not_an_option(parameter, where, item, valid))
+                    problems.append(not_an_option(parameter, where, item, valid, source))
         return problems
-
 
     def column_rule(self, tool, problem: InputProblem, flat: Mapping[str, Any]) -> InputProblem:
         """A data column Galaxy refused against its dataset, with the rule: how many columns that dataset has."""
@@ -107,8 +113,9 @@ class DynamicOptions:
         return dataclasses.replace(
             problem,
             message=f"{problem.message}. The data given as {legacy.data_ref!r} has {columns}{numeric}",
-            suggestion=f"Give a column number from 1 to {counts[0]} (get_dataset_details shows metadata_columns); "
-            "check_tool_inputs judges a request against its data without running it.",
+            suggestion=f"Give a column number from 1 to {counts[0]} (get_dataset_details(dataset_id=...) shows "
+            "metadata_columns); check_tool_inputs(history_id=..., tool_id=..., inputs=...) judges a request against "
+            "its data without running it.",
         )
 
     def _column_counts(self, value: Any) -> list[int]:
@@ -127,13 +134,43 @@ class DynamicOptions:
 _PATH_PART = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
 
 
-def _why_unchecked(tool, names: tuple[str, ...]) -> str:
-    legacy = _legacy_parameter(tool.inputs, names)
+def _why_unchecked(tool, steps: tuple[str | int, ...], state: Any) -> str:
+    legacy = _legacy_parameter(tool.inputs, steps, state)
     depends = sorted(legacy.get_dependencies()) if legacy is not None else []
     if depends:
         return (f"its options come from {', '.join(depends)} (a dataset's metadata or content, or another "
                 "parameter), which Galaxy evaluates when it runs the tool; passed on unchanged")
-    return "Galaxy could not list its options here; passed on unchanged"
+    table = _data_table(legacy)
+    if table:
+        return (f"its options come from the server's data table {table!r}, which Galaxy could not read here; "
+                "Galaxy judges the value when it runs the tool; passed on unchanged")
+    return "Galaxy's computation of its options (from a file or the tool's code) failed here; passed on unchanged"
+
+
+def _data_table(legacy) -> str | None:
+    """The server data table a select's options come from, if they do."""
+    return getattr(getattr(legacy, "options", None), "tool_data_table_name", None) or None
+
+
+def _server_source(legacy) -> str | None:
+    """What of the server's a select's options come from (a data table, a .loc file), in words; None when they
+    come from the request's data or the tool itself."""
+    options = getattr(legacy, "options", None)
+    if table := _data_table(legacy):
+        return f"this server's data table {table!r}"
+    if file := (getattr(options, "index_file", None) or getattr(options, "missing_index_file", None)):
+        return f"this server's reference file {file!r}"
+    return None
+
+
+def _steps(path: str) -> tuple[str | int, ...]:
+    """``a.rep[1].b`` -> ("a", "rep", 1, "b")."""
+    steps: list[str | int] = []
+    for name, index in _PATH_PART.findall(path):
+        steps.append(name)
+        if index:
+            steps.append(int(index))
+    return tuple(steps)
 
 
 def _looked_up(context: Any, name: str) -> Any:
@@ -143,47 +180,44 @@ def _looked_up(context: Any, name: str) -> Any:
         return None
 
 
-def _legacy_parameter(inputs: Mapping[str, Any], names: tuple[str, ...]):
-    """Galaxy's legacy parameter object (``tool.inputs``) at a path of names."""
+def _legacy_parameter(inputs: Mapping[str, Any], names: tuple[str | int, ...], state: Any = None):
+    """Galaxy's legacy parameter object (``tool.inputs``) at a path of names (block numbers are skipped).
+
+    Inside a conditional, the branch the request state selects is looked in (sibling branches may give
+    one name to a select and to a data input); without a state, the first branch having the name."""
     current: Any = None
     level = inputs
-    for name in names:
-        current = level.get(name) if level is not None else None
-        if current is None:
-            for candidate in (level or {}).values():
-                for case in getattr(candidate, "cases", []) or []:
-                    if name in case.inputs:
-                        current = case.inputs[name]
-            if current is None:
-                return None
-        level = getattr(current, "inputs", None)
-    return current
-
-
-def _model_at(parameters: list, names: tuple[str, ...]):
-    level = parameters
-    current = None
-    for name in names:
-        current = next((p for p in level if p.name == name), None)
-        if current is None:
-            for candidate in level:
-                if candidate.parameter_type == rules.CONDITIONAL:
-                    for when in candidate.whens:
-                        current = current or next((p for p in when.parameters if p.name == name), None)
+    for step in names:
+        if isinstance(step, int):
+            state = state[step] if isinstance(state, list) and step < len(state) else None
+            continue
+        current = level.get(step) if level is not None else None
         if current is None:
             return None
-        level = rules.level_parameters(current) if current.parameter_type in rules.GROUPS else []
-    return current
-
-
-def _value_at(state: Any, names: tuple[str, ...]) -> Any:
-    value = state
-    for name in names:
-        if isinstance(value, Mapping):
-            value = value.get(name)
+        state = state.get(step) if isinstance(state, Mapping) else None
+        if getattr(current, "type", None) == "conditional":
+            level = _selected_case_inputs(current, state)
         else:
-            return None
-    return value
+            level = getattr(current, "inputs", None)
+    return current
+
+
+def _selected_case_inputs(conditional, state: Any) -> dict[str, Any]:
+    """The inputs of the branch ``state`` selects (the default's when it selects none), with the test parameter;
+    without a state, every branch's, the first of a name winning."""
+    merged = {conditional.test_param.name: conditional.test_param}
+    if isinstance(state, Mapping):
+        value = state.get(conditional.test_param.name)
+        try:
+            test_value = value if value is not None else conditional.test_param.get_initial_value(None, {})
+            case = conditional.get_current_case(test_value)
+            return merged | dict(conditional.cases[case].inputs)
+        except Exception:
+            pass
+    for case in conditional.cases:
+        for name, parameter in case.inputs.items():
+            merged.setdefault(name, parameter)
+    return merged
 
 
 def dotted(prefix: str, name: str) -> str:

@@ -218,7 +218,8 @@ class MakingInputs:
         }
 
     def _check_element_references(
-        self, references: list[ElementReference], hide_source_items: bool, what: str
+        self, references: list[ElementReference], hide_source_items: bool, what: str,
+        again: str = "create_collection",
     ) -> None:
         """Every element exists and the caller may read it (and hide it, if asked), before anything is made.
 
@@ -237,8 +238,8 @@ class MakingInputs:
             + "\n".join(f"- {text}" for text in shown)
             + (f"\n- ... and {more} more." if more else "")
             + "\nNothing was created.",
-            "Use ids from get_history_contents(history_id) of your own histories (or datasets shared with you), "
-            "then call create_collection again.",
+            "Use ids from get_history_contents(history_id=...) of your own histories (or datasets shared with you), "
+            f"then call {again} again.",
         )
 
     def _reference_problems(
@@ -302,7 +303,7 @@ class MakingInputs:
         references = [
             ElementReference(f"inputs.{path}", src, item_id) for path, src, item_id in input_references(inputs)
         ]
-        self._check_element_references(references, False, "Inputs of the tool run")
+        self._check_element_references(references, False, "Inputs of the tool run", "run_tool (or check_tool_inputs)")
 
 
 def _pasted(element: PastedElement) -> PastedDataElement:

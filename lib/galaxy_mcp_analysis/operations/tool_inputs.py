@@ -53,6 +53,7 @@ from galaxy_mcp_analysis.core.tool_input_problems import (
 from galaxy_mcp_analysis.operations.collection_types import collection_verdict
 from galaxy_mcp_analysis.operations.declared_inputs import data_inputs
 from galaxy_mcp_analysis.operations.dynamic_options import dotted
+from galaxy_mcp_analysis.operations.galaxy_reading import read_as_galaxy
 from galaxy_mcp_analysis.operations.lookup import or_none
 from galaxy_mcp_analysis.operations.request_handling import GalaxyJudge
 from galaxy_mcp_analysis.operations.request_models import ModelledBundle
@@ -107,6 +108,9 @@ class Preflight:
     decided_by_galaxy: list[dict[str, Any]] = field(default_factory=list)
     #: Galaxy's population of the request, when it was asked (reused by the dry run's data checks).
     judge: Any = None
+    #: Keys of a flat request that name a declared parameter Galaxy's reading does not read here (another
+    #: branch's, a repeat block it does not make): [{path, given, reason}].
+    ignored: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ToolInputs:
@@ -249,9 +253,10 @@ class ToolInputs:
                 unchecked=[{"path": "inputs", "reason": UNMODELLED}],
             )
         nested, passed, early = rules.flat_to_nested(inputs, modelled.parameters, "inputs")
-        defaulted: list[dict[str, Any]] = []
-        if float(getattr(tool, "profile", None) or 0) < rules.NULL_BOOLEAN_MEANS_DEFAULT_BEFORE_PROFILE:
-            nested, defaulted = rules.null_booleans_defaulted(nested, modelled.parameters)
+        ignored: list[dict[str, Any]] = []
+        if not early and history is not None and rules.has_flat_keys(inputs):
+            nested, passed, early, ignored = self._read_as_galaxy(tool, modelled, inputs, history, (nested, passed))
+        nested, defaulted = rules.null_booleans_defaulted(nested, modelled.parameters, getattr(tool, "profile", None))
         plan = plan_map_over(data_inputs(tool.inputs), rules.nested_to_flat(nested, modelled.parameters) | passed)
         unchecked: list[dict[str, str]] = []
         state, problems, passed = self._state_problems(tool, modelled, plan.inputs, "inputs", unchecked=unchecked)
@@ -275,7 +280,19 @@ class ToolInputs:
         flat = rules.nested_to_flat(state, modelled.parameters) | passed
         normalised = rules.column_labels(nested, modelled.parameters) + defaulted
         return Preflight(True, problems, state, flat, plan.mapped_over, resolved, jobs, map_over,
-                         normalised=normalised, unchecked=unchecked, decided_by_galaxy=decided, judge=judge)
+                         normalised=normalised, unchecked=unchecked, decided_by_galaxy=decided, judge=judge,
+                         ignored=ignored)
+
+    def _read_as_galaxy(self, tool, modelled: ModelledTool, inputs: Mapping[str, Any], history, read_by_name):
+        """A flat request as Galaxy's own reading takes it (``operations.galaxy_reading``): ``(nested, passed,
+        problems, ignored)``; names the tool declares nowhere stay in, for the model to refuse."""
+        given = {key: value for key, value in inputs.items() if isinstance(key, str) and not rules.is_pass_through(key)}
+        read = read_as_galaxy(self.trans, tool, history, rules.nested_to_flat(given, modelled.parameters))
+        if read is None:
+            return (*read_by_name, [], [])
+        kept, undeclared, ignored = read
+        nested, _, early = rules.flat_to_nested(kept | undeclared, modelled.parameters, "inputs")
+        return nested, read_by_name[1], early, ignored
 
     def _resolved(self, tool, modelled: ModelledTool, state: dict) -> tuple[dict | None, list[InputProblem]]:
         """What Galaxy would run: the strict request with every static default filled in."""

@@ -58,6 +58,7 @@ class ToolRuns:
             "inputs_checked": checked.modelled,
             "unchecked": checked.unchecked,
             "decided_by_galaxy": checked.decided_by_galaxy,
+            "ignored": checked.ignored,
             "tool_id": tool.id,
             "tool_version": tool.version,
         }
@@ -86,6 +87,7 @@ class ToolRuns:
             "inputs_checked": checked.modelled,
             "unchecked": checked.unchecked,
             "decided_by_galaxy": checked.decided_by_galaxy,
+            "ignored": checked.ignored,
         }
         if not checked.modelled:
             return answer | {

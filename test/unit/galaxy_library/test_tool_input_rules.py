@@ -178,13 +178,16 @@ def test_a_null_boolean_means_its_default_and_says_so(tmp_path):
     path.write_text(BOOLEANS_TOOL)
     parameters = list(input_models_for_tool_source(get_tool_source(str(path))).parameters)
     given = {"on": None, "off": None, "maybe": None, "more": {"deep": None}}
-    state, report = rules.null_booleans_defaulted(given, parameters)
+    state, report = rules.null_booleans_defaulted(given, parameters, "21.05")
     assert state == {"on": True, "off": False, "maybe": None, "more": {"deep": True}}
     assert report == [{"path": "inputs.on", "given": None, "sent": True},
                       {"path": "inputs.off", "given": None, "sent": False},
                       {"path": "inputs.more.deep", "given": None, "sent": True}]
-    assert rules.null_booleans_defaulted({"on": False, "more": {"deep": "true"}}, parameters) == (
+    assert rules.null_booleans_defaulted({"on": False, "more": {"deep": "true"}}, parameters, "21.05") == (
         {"on": False, "more": {"deep": "true"}}, [])
+    # The rule is decided here, by profile, once: from 24.2 on the null is Galaxy's request model's to refuse.
+    assert rules.null_booleans_defaulted(given, parameters, "24.2") == (given, [])
+    assert rules.null_booleans_defaulted(given, parameters, None)[0]["on"] is True  # no profile: the oldest
     assert given == {"on": None, "off": None, "maybe": None, "more": {"deep": None}}  # the caller's copy untouched
 
 @pytest.fixture(scope="module")
@@ -302,4 +305,33 @@ def test_galaxys_population_errors_become_problems_at_their_paths():
         ("inputs.cond.inner", "invalid_value", "bad inner"),
         ("inputs.queries[1].input2", "invalid_value", "bad second"),
     ]
-    assert "get_dataset_details" in problems[0].suggestion
+    # The fix names the call that judges the corrected request; it never sends a data table's value to a
+    # dataset's columns (a data column's own fix is added where its dataset is known: column_rule).
+    assert "check_tool_inputs(history_id=..., tool_id=..., inputs=...)" in problems[0].suggestion
+    assert "columns" not in problems[0].suggestion
+    [empty] = population_problems({"genome": "Parameter 'genome': requires a value, but no legal values defined"})
+    assert "pick another branch" in empty.suggestion and "get_tool_input_schema(tool_id=...)" in empty.suggestion
+
+
+def test_a_select_offering_nothing_says_where_its_options_come_from_and_the_fix_fits():
+    """A .loc file or data table the server lacks is no input data to change (sweep3, pico_galaxy effectiveT3)."""
+    from types import SimpleNamespace
+
+    from galaxy_mcp_analysis.core.tool_input_problems import not_an_option
+
+    module = SimpleNamespace(name="module", multiple=False)
+    from_file = not_an_option(module, "inputs.module", "animal", [], "this server's reference file 'effectiveT3.loc'")
+    assert "'effectiveT3.loc'" in from_file.message and "input data" not in from_file.message
+    assert "admin" in from_file.suggestion and "get_dataset_details" not in from_file.suggestion
+    from_data = not_an_option(module, "inputs.module", "animal", [])
+    assert "input data" in from_data.message and "get_dataset_details(dataset_id=...)" in from_data.suggestion
+
+
+def test_a_repeat_in_a_branch_is_placed_whatever_order_the_flat_keys_come_in(siblings):
+    """Galaxy's populated state lists a conditional's test value after its branch (sweep3: apoc's
+    templates_source|template_0|input was read as an unknown 'template_0')."""
+    flat = {"outer|inner|n": "0.25", "outer|inner|pick": "p", "outer|kind": "two"}
+    nested, _, problems = rules.flat_to_nested(flat, siblings)
+    assert nested == {"outer": {"kind": "two", "inner": {"pick": "p", "n": "0.25"}}} and problems == []
+    state = {"outer": {"inner": {"n": 0.25, "pick": "p"}, "kind": "two"}}
+    assert list(rules.nested_to_flat(state, siblings)) == ["outer|kind", "outer|inner|pick", "outer|inner|n"]
