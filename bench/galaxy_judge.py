@@ -5,9 +5,14 @@ A refusal is false when Galaxy, sent the same request the way BioBlend and its t
 ``input_format: "21.01"``), creates a job. An acceptance mutates silently when the job Galaxy made records a
 value other than the one ``check_tool_inputs`` said it would run (``resolved_inputs``). The jobs made here are
 cancelled at once: only their recorded parameters matter.
+
+Galaxy lets any value of a select through while one of the request's datasets is not yet ``ok`` (its check
+waits for the data, ``is_runtime_context``), so a request is judged only once its datasets are ready, and the
+judge's jobs go to a history of their own (their outputs never count as the inputs' history's pending items).
 """
 
 import json
+import time
 import urllib.error
 from typing import Any
 
@@ -33,6 +38,42 @@ def post_tool(galaxy, key: str, history_id: str, tool_id: str, version: str, req
         return {"created": None, "jobs": [], "message": f"no answer: {error}"[:200]}
     jobs = [job["id"] for job in answer.get("jobs", [])]
     return {"created": bool(jobs), "jobs": jobs, "message": None if jobs else json.dumps(answer)[:300]}
+
+
+READY = {"ok", "error", "failed_metadata", "discarded", "deferred"}
+
+
+def referenced(request: Any) -> tuple[set[str], set[str]]:
+    """The dataset and collection ids a request names (nested or flat)."""
+    datasets, collections = set(), set()
+    stack = [request]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if value.get("src") == "hda" and "id" in value:
+                datasets.add(value["id"])
+            elif value.get("src") == "hdca" and "id" in value:
+                collections.add(value["id"])
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return datasets, collections
+
+
+def inputs_ready(galaxy, key: str, history_id: str, request: dict, timeout: float = 600) -> bool:
+    """Waits until the request's datasets (and the inputs' history, for collections' elements) are settled;
+    whether every one is ``ok``."""
+    datasets, collections = referenced(request)
+    deadline = time.monotonic() + timeout
+    while True:
+        states = [rest(galaxy.galaxy_url, f"/api/datasets/{d}?keys=state", key)["state"] for d in datasets]
+        history = rest(galaxy.galaxy_url, f"/api/histories/{history_id}?keys=state", key)["state"] \
+            if collections else "ok"
+        if all(state in READY for state in states) and history in READY:
+            return all(state == "ok" for state in states) and history == "ok"
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(2)
 
 
 def cancel(galaxy, key: str, jobs: list[str]) -> None:
@@ -111,9 +152,13 @@ def differences(resolved: Any, recorded: Any, path: str = "inputs", compared: li
     return found
 
 
-def judge(galaxy, key, history_id, tool_id, version, request, form, result, resolved=None, compare=True) -> dict:
-    """Galaxy's verdict on one request the preflight judged (``result``), added to it."""
-    verdict = post_tool(galaxy, key, history_id, tool_id, version, request, form)
+def judge(galaxy, key, histories, tool_id, version, request, form, result, resolved=None, compare=True) -> dict:
+    """Galaxy's verdict on one request the preflight judged (``result``), added to it. ``histories``: the
+    inputs' history and the one the judge's jobs go to."""
+    inputs_history, jobs_history = histories
+    if not inputs_ready(galaxy, key, inputs_history, request):
+        return {**result, "galaxy": {"created": None, "jobs": 0, "message": "an input dataset is not ok"}}
+    verdict = post_tool(galaxy, key, jobs_history, tool_id, version, request, form)
     if verdict["created"] and compare and resolved is not None:
         try:
             compared: list[str] = []

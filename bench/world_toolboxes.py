@@ -19,6 +19,8 @@ sent: "before" refusals are the "after" ones plus these. Read the wrappers; neve
 """
 
 import argparse
+import base64
+import gzip
 import json
 import sys
 import tempfile
@@ -31,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import galaxy_judge  # noqa: E402
 
 from tool_requests import (  # noqa: E402  (the sweep's synthetic inputs)
+    SYNTHETIC,
     Inputs,
     replace_test_files,
 )
@@ -53,14 +56,54 @@ GALAXY_JUDGED = "Galaxy judged this value"
 
 
 class WorldInputs(Inputs):
-    """The sweep's synthetic datasets; a test file whose suffix names no datatype of this Galaxy becomes text."""
+    """The sweep's synthetic datasets; a test file whose suffix names no datatype of this Galaxy becomes text.
+    Binary datatypes the sweep's text stand-ins leave unusable (Galaxy's metadata fails on them, and Galaxy then
+    refuses every request naming them, so the judge could decide nothing) are made valid (``BINARY``)."""
 
     def dataset(self, ext: str, copy: int = 1) -> str:
+        key = ext if copy == 1 else f"{ext} #{copy}"
+        if key not in self.datasets and ext in BINARY:
+            try:
+                self.datasets[key] = self._fetched(ext, BINARY[ext](), f"synthetic{'' if copy == 1 else copy}.{ext}")
+            except (OSError, KeyError, IndexError) as error:  # the text stand-in then, as before
+                print(f"synthetic {ext} not fetched: {error}", flush=True)
         try:
             return super().dataset(ext, copy)
         except McpToolError:
-            self.datasets[ext if copy == 1 else f"{ext} #{copy}"] = super().dataset("txt", copy)
-            return self.datasets[ext if copy == 1 else f"{ext} #{copy}"]
+            self.datasets[key] = super().dataset("txt", copy)
+            return self.datasets[key]
+
+    def _fetched(self, ext: str, content: bytes, name: str) -> str:
+        """Galaxy's fetch API with the bytes inline (a ``base64://`` URL)."""
+        url = "base64://" + base64.b64encode(content).decode()
+        answer = rest(self.galaxy.galaxy_url, "/api/tools/fetch", self.api_key, {
+            "history_id": self.history_id,
+            "targets": [{"destination": {"type": "hdas"},
+                         "elements": [{"src": "url", "url": url, "ext": ext, "name": name}]}]})
+        return answer["outputs"][0]["id"]
+
+
+def synthetic_bam() -> bytes:
+    """One read on one 100-base reference, coordinate-sorted, made by pysam (a Galaxy dependency)."""
+    import pysam
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "synthetic.bam"
+        header = {"HD": {"VN": "1.6", "SO": "coordinate"}, "SQ": [{"SN": "chr1", "LN": 100}]}
+        with pysam.AlignmentFile(str(path), "wb", header=header) as bam:
+            read = pysam.AlignedSegment(bam.header)
+            read.query_name, read.query_sequence, read.flag = "r1", "ACGT", 0
+            read.reference_id, read.reference_start, read.mapping_quality = 0, 10, 60
+            read.cigarstring, read.query_qualities = "4M", pysam.qualitystring_to_array("IIII")
+            bam.write(read)
+        return path.read_bytes()
+
+
+BINARY = {
+    "bam": synthetic_bam,
+    "fastqsanger.gz": lambda: gzip.compress(SYNTHETIC["fastqsanger"].encode()),
+    "fasta.gz": lambda: gzip.compress(SYNTHETIC["fasta"].encode()),
+}
 
 
 def cases_of(conf: Path, every: int):
@@ -116,7 +159,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--every", type=int, default=1, help="every Nth tool file of the tool_conf")
     parser.add_argument("--judge", action="store_true", help="Galaxy's /api/tools judges the preflight")
-    parser.add_argument("--compare-every", type=int, default=1, help="every Nth accepted request judged too")
+    parser.add_argument("--compare-every", type=int, default=1,
+                        help="the accepted requests of every Nth case judged too")
     arguments = parser.parse_args()
     began = time.monotonic()
     results = []
@@ -129,7 +173,8 @@ def main() -> int:
                 key = galaxy.api_key
                 history_id = mcp.call_ok("create_history", name="world toolbox", api_key=key)["id"]
                 inputs = WorldInputs(galaxy, mcp, key, history_id)
-                accepted = 0
+                judged_in = mcp.call_ok("create_history", name="judge's jobs", api_key=key)["id"]
+                cases = 0
                 for repository, tool_id, version, number, state, parameters in cases_of(
                         arguments.tool_conf, arguments.every):
                     label = f"{tool_id} {version} test {number}"
@@ -142,19 +187,21 @@ def main() -> int:
                         results.append({"repository": repository, "case": label, "outcome": "not buildable",
                                         "error": str(error)[:200]})
                         continue
+                    cases += 1
                     for form, sent in (("nested", request), ("flat", rules.nested_to_flat(request, parameters))):
                         result = check_case(mcp, key, history_id, tool_id, version, sent)
-                        if arguments.judge and result["outcome"] != "error":
-                            accepted += result["outcome"] == "accepted"
-                            if result["outcome"] != "accepted" or accepted % arguments.compare_every == 0:
-                                result = galaxy_judge.judge(galaxy, key, history_id, tool_id, version, sent, form,
-                                                            result, result.pop("resolved_inputs"))
+                        sampled = cases % arguments.compare_every == 0
+                        if arguments.judge and result["outcome"] != "error" and (
+                                result["outcome"] != "accepted" or sampled):
+                            result = galaxy_judge.judge(galaxy, key, (history_id, judged_in), tool_id, version,
+                                                        sent, form, result, result.pop("resolved_inputs"))
                         result.pop("resolved_inputs", None)
                         results.append({"repository": repository, "case": label, "form": form,
                                         "request": sent, **result})
                         print(label, form, result["outcome"], json.dumps(result.get("errors", []))[:300],
                               json.dumps(result.get("galaxy", ""))[:300], flush=True)
-                rest(galaxy.galaxy_url, f"/api/histories/{history_id}", key, {"purge": True}, method="DELETE")
+                for history in (history_id, judged_in):
+                    rest(galaxy.galaxy_url, f"/api/histories/{history}", key, {"purge": True}, method="DELETE")
         finally:
             galaxy.stop()
     summary = {"all": summarise(results)}
