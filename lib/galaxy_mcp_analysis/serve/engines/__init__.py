@@ -8,10 +8,12 @@ from galaxy_mcp_analysis.serve.engines.base import (
     RunningEngine,
 )
 from galaxy_mcp_analysis.serve.engines.local import LocalEngine
+from galaxy_mcp_analysis.serve.engines.slurm import SlurmEngine
 
 #: Engine name -> class (``available()``, ``EngineClass(root).start()``).
 ENGINES: dict[str, type] = {
     "local": LocalEngine,
+    "slurm": SlurmEngine,
 }
 
 DEFAULT_ENGINE = "local"
