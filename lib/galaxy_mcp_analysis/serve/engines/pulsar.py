@@ -18,14 +18,16 @@ import os
 import secrets
 import signal
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import yaml
 
-from galaxy_mcp_analysis.serve.engines import RunningEngine
+from galaxy_mcp_analysis.serve.engines.base import (
+    RunningEngine,
+    wait_for,
+)
 from galaxy_mcp_analysis.testing.launcher import free_port
 
 log = logging.getLogger(__name__)
@@ -33,17 +35,21 @@ log = logging.getLogger(__name__)
 #: Where ``.ci/install-pulsar`` puts Pulsar: beside this checkout's lib/, unless the variable says otherwise.
 VENV_VARIABLE = "GALAXY_MCP_ANALYSIS_PULSAR_VENV"
 CHECKOUT = Path(__file__).resolve().parents[4]
-START_TIMEOUT_SECONDS = 90
+START_TIMEOUT_SECONDS = 120
 STOP_TIMEOUT_SECONDS = 20
+#: The server's pid, in its directory: a restart (or an admin) finds the running server by it.
+PID_FILE = "server.pid"
 #: Galaxy's runner id for Pulsar in the job configuration (and the destination's id).
 RUNNER_ID = "pulsar"
-#: Tools that stay on Galaxy's local runner: uploads (``__DATA_FETCH__``) read what a person sent to
-#: Galaxy itself (a pasted text, a file in Galaxy's upload store) and write Galaxy's objects directly.
+#: Tools that stay on Galaxy's local runner: uploads read what a person sent to Galaxy itself (a pasted
+#: text, a file in Galaxy's upload store) and run Galaxy's own Python code, which a Pulsar host lacks.
+#: With Celery on (this shape) ``/api/tools/fetch`` uploads are Celery tasks and reach no runner at all;
+#: this keeps the legacy ``upload1`` and a Galaxy without Celery off Pulsar too.
 LOCAL_TOOLS = ("__DATA_FETCH__", "upload1")
 
 # pulsar-serve (the ``pulsar -m gunicorn`` mode) configures no logging for Pulsar's own loggers, so
-# its INFO lines (a job's submission, its status changes, its clean-up) would be dropped; this
-# configures them first, then runs Pulsar's own gunicorn launcher unchanged.
+# its INFO lines (a job's status changes, its outputs staged back) would be dropped; this configures
+# them first, then runs Pulsar's own gunicorn launcher unchanged.
 _BOOT = (
     "import logging, sys\n"
     "logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s [%(name)s] %(message)s')\n"
@@ -67,14 +73,13 @@ class PulsarEngine:
         return None
 
     def __init__(self, root: Path):
-        self.root = Path(root)
-        self.directory = self.root / "pulsar"
+        self.directory = Path(root)
 
     @property
     def log_path(self) -> Path:
         return self.directory / "pulsar.log"
 
-    def start(self) -> "PulsarRunning":
+    def start(self) -> RunningEngine:
         if reason := self.available():
             raise RuntimeError(reason)
         settings = self._configure()
@@ -86,27 +91,37 @@ class PulsarEngine:
                 cwd=self.directory, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=env, start_new_session=True,
             )
-        running = PulsarRunning(
+        (self.directory / PID_FILE).write_text(str(process.pid))
+        server = PulsarServer(self.directory, settings["url"], process)
+
+        def up() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError(f"Pulsar exited with {process.returncode}: see {self.log_path}")
+            return server.answers()
+
+        try:
+            wait_for(up, START_TIMEOUT_SECONDS, f"Pulsar on {settings['url']}", self.log_path)
+        except BaseException:
+            server.stop()
+            raise
+        return self.running(settings, server)
+
+    def running(self, settings: dict | None = None, server: "PulsarServer | None" = None) -> RunningEngine:
+        """The engine started on this root, by ``start`` here or by another process (found by its pid file)."""
+        settings = settings or json.loads((self.directory / "engine.json").read_text())
+        server = server or PulsarServer(self.directory, settings["url"])
+        return RunningEngine(
             name=self.name,
             job_config=job_config(settings["url"], settings["token"]),
             job_runner_log=self.log_path,
-            process=process,
-            url=settings["url"],
-            directory=self.directory,
+            stopper=server.stop,
+            details={"pulsar_url": settings["url"], "pulsar_directory": str(self.directory)},
         )
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while not running.answers():
-            if process.poll() is not None or time.monotonic() > deadline:
-                running.stop()
-                tail = self.log_path.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"Pulsar did not start on {settings['url']}:\n{tail}")
-            time.sleep(0.2)
-        return running
 
     def _configure(self) -> dict:
         """The server's port and token (kept across restarts), its configuration written by ``pulsar-config``."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.directory.chmod(0o700)  # the token is in app.yml
+        self.directory.chmod(0o700)  # the token is in app.yml and engine.json
         settings_file = self.directory / "engine.json"
         if settings_file.exists():
             settings = json.loads(settings_file.read_text())
@@ -161,14 +176,20 @@ def job_config(url: str, token: str) -> dict:
     }
 
 
-class PulsarRunning(RunningEngine):
-    """A started Pulsar server; ``stop`` ends its process group and the jobs it started."""
+class PulsarServer:
+    """The Pulsar server of a directory (its own process group) and the jobs it runs (a process group each).
 
-    def __init__(self, *, process: subprocess.Popen, url: str, directory: Path, **fields):
-        super().__init__(**fields)
-        self.process = process
-        self.url = url
+    The server is the one the directory's pid file names: a restart on the same directory (a test's, an
+    admin's) replaces it, and the launcher's stop then ends the server that runs, not the first one."""
+
+    def __init__(self, directory: Path, url: str, process: subprocess.Popen | None = None):
         self.directory = directory
+        self.url = url
+        self.process = process  # the server this process started, reaped on stop
+
+    @property
+    def pid(self) -> int:
+        return int((self.directory / PID_FILE).read_text())
 
     def answers(self) -> bool:
         try:
@@ -184,32 +205,38 @@ class PulsarRunning(RunningEngine):
         import psutil
 
         try:
-            server = psutil.Process(self.process.pid)
-            return [child for child in server.children(recursive=True) if os.getpgid(child.pid) != self.process.pid]
-        except (psutil.NoSuchProcess, ProcessLookupError):
+            children = psutil.Process(self.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
             return []
+        return [child for child in children if _group_of(child.pid) not in (None, self.pid)]
 
     def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        job_groups = set()
-        for child in self.job_processes():
-            try:
-                job_groups.add(os.getpgid(child.pid))
-            except ProcessLookupError:
-                pass
-        group = self.process.pid  # start_new_session: the group id is the server's pid
-        _signal_group(group, signal.SIGTERM)
-        try:
-            self.process.wait(STOP_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            pass
-        for job_group in job_groups | {group}:
-            _signal_group(job_group, signal.SIGKILL)
-        self.process.wait()
+        """SIGTERM the server's group, then SIGKILL what is left of it and of its jobs' groups."""
+        import psutil
 
-    def describe(self) -> dict:
-        return {"url": self.url, "directory": str(self.directory), "pid": self.process.pid}
+        pid = self.pid
+        try:
+            server = psutil.Process(pid)
+        except psutil.NoSuchProcess:
+            server = None
+        if server is not None:
+            job_groups = {_group_of(child.pid) for child in self.job_processes()} - {None}
+            _signal_group(pid, signal.SIGTERM)  # start_new_session: the group id is the server's pid
+            try:
+                server.wait(STOP_TIMEOUT_SECONDS)  # reaps it too when this process started it
+            except psutil.TimeoutExpired:
+                pass
+            for group in job_groups | {pid}:
+                _signal_group(group, signal.SIGKILL)
+        if self.process is not None:
+            self.process.wait()
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
 
 
 def _signal_group(group: int, signum: int) -> None:
