@@ -290,6 +290,12 @@ def run(args: argparse.Namespace) -> int:
     data_dir = prepare_data_dir(args.data_dir)
     check_port_free(args.port)
     stored = load_secrets(data_dir)
+    # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal with the handler it
+    # found installed. SIGTERM's default would kill the process before the clean-up
+    # below and Galaxy's atexit shutdown, so it is made a SystemExit first: from before
+    # the engine starts, so a stop while it starts (Pulsar takes seconds) or while
+    # Galaxy builds still stops the engine, whose daemons run in sessions of their own.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     engine = start_job_engine(args.job_runner, data_dir)
     try:
         return serve(args, data_dir, stored, engine)
@@ -309,11 +315,6 @@ def serve(args: argparse.Namespace, data_dir: Path, stored: dict, engine: "engin
         job_config=engine.job_config,
     )
     os.environ["GALAXY_CONFIG_FILE"] = str(config_file)
-    # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal with the handler it
-    # found installed. SIGTERM's default would kill the process before the clean-up
-    # below and Galaxy's atexit shutdown, so it is made a SystemExit first (also while
-    # Galaxy builds, so the engine started above is stopped).
-    signal.signal(signal.SIGTERM, _exit_on_signal)
 
     import uvicorn
 
