@@ -7,13 +7,12 @@ directory of its own (its configuration, pid and log files).
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-
-from galaxy_mcp_analysis.testing.launcher import pid_alive
 
 
 @dataclass
@@ -77,6 +76,24 @@ def stop_pid(pid: int, timeout: float = 20) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (the engines' private ports, the tests' servers)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists (signal 0; another user's process counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _signal_group(group: int, signum: int) -> None:

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from galaxy_mcp_analysis.serve.engines.base import (
+    free_port,
     RunningEngine,
     stop_process,
     wait_for,
 )
-from galaxy_mcp_analysis.testing.launcher import free_port
 
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo", "scontrol")
 SYSTEM_DIRS = ("/usr/sbin", "/usr/bin", "/sbin")
