@@ -25,10 +25,10 @@ from pathlib import Path
 import yaml
 
 from galaxy_mcp_analysis.serve.engines.base import (
+    free_port,
     RunningEngine,
     wait_for,
 )
-from galaxy_mcp_analysis.testing.launcher import free_port
 
 log = logging.getLogger(__name__)
 
