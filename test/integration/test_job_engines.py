@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import fetch
-from galaxy_mcp_analysis.serve.engines import ENGINES
+from galaxy_mcp_analysis.serve.engines import (
+    ENGINES,
+    start_engine,
+)
 from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
     McpClient,
@@ -241,7 +244,7 @@ def test_an_empty_output_of_an_ok_job_is_a_suspected_silent_failure(galaxy_on, m
 
 
 def test_cancel_a_running_job_ends_it_on_the_engine(galaxy_on, mcp_on, key, history):
-    job_id, output_id = sleeping(mcp_on, key, history, 300)
+    job_id, output_id = sleeping(mcp_on, key, history, 301)
     until(lambda: running(galaxy_on, key, job_id), "the job running")
     external = admin_job(galaxy_on, job_id).get("external_id")
     cancelled = mcp_on.call_ok("cancel_job", job_id=job_id, api_key=key)
@@ -255,7 +258,7 @@ def test_cancel_a_running_job_ends_it_on_the_engine(galaxy_on, mcp_on, key, hist
                              if line.startswith(f"JobId={external} ")], "the completion log's line")
         assert "JobState=CANCELLED" in log[-1], log
     # Nothing keeps running: no sleep of that job is left on the machine.
-    until(lambda: not [p for p in engine_jobs(galaxy_on) if "sleep 300" in p], "the job's processes ending", 30)
+    until(lambda: not [p for p in engine_jobs(galaxy_on) if "sleep 301" in p], "the job's processes ending", 30)
 
 
 def engine_jobs(galaxy) -> list[str]:
@@ -333,6 +336,34 @@ def test_the_policy_limits_jobs_and_the_audit_trail_names_them(galaxy_on, mcp_on
     lines = [line for line in audit_lines(galaxy_on.audit_log) if line["tool"] == "run_tool"]
     assert lines[-2]["outcome"].startswith("forbidden") and lines[-2]["jobs"] == [], lines[-2]
     assert lines[-1]["outcome"] == "ok" and lines[-1]["jobs"] == [job["id"]], lines[-1]
+
+
+# ---- the Slurm engine alone ----
+
+
+def test_the_slurm_engine_runs_a_job_and_leaves_nothing_when_stopped(tmp_path):
+    if reason := ENGINES["slurm"].available():
+        if os.environ.get("GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    engine = start_engine("slurm", tmp_path / "slurm")
+    try:
+        env = {**os.environ, **engine.environ}
+        script = tmp_path / "job.sh"
+        script.write_text("#!/bin/sh\necho ran\nsleep 300\n")
+        submitted = subprocess.run(["sbatch", "-o", str(tmp_path / "job.out"), str(script)], env=env,
+                                   capture_output=True, text=True, timeout=60)
+        job = submitted.stdout.split()[-1]
+        until(lambda: (tmp_path / "job.out").exists() and "ran" in (tmp_path / "job.out").read_text(), "the job running")
+        pids = [int((engine.job_runner_log.parent / f"{name}.pid").read_text()) for name in ("slurmctld", "slurmd")]
+        pids.append(int((engine.job_runner_log.parent / "munge" / "munged.pid").read_text()))
+    finally:
+        engine.stop()
+    assert not [pid for pid in pids if pid_alive(pid)]
+    assert not [p for p in processes() if "sleep 299" in p]  # the job still running was cancelled
+    assert f"JobId={job} " in engine.job_runner_log.read_text() and "JobState=CANCELLED" in engine.job_runner_log.read_text()
+    assert engine.job_config["execution"]["default"] == "slurm"
+    assert engine.describe()["job_runner_log"] == str(engine.job_runner_log)
 
 
 # ---- faults (Slurm) ----
