@@ -350,7 +350,7 @@ def test_the_slurm_engine_runs_a_job_and_leaves_nothing_when_stopped(tmp_path):
     try:
         env = {**os.environ, **engine.environ}
         script = tmp_path / "job.sh"
-        script.write_text("#!/bin/sh\necho ran\nsleep 300\n")
+        script.write_text("#!/bin/sh\necho ran\nsleep 299\n")
         submitted = subprocess.run(["sbatch", "-o", str(tmp_path / "job.out"), str(script)], env=env,
                                    capture_output=True, text=True, timeout=60)
         job = submitted.stdout.split()[-1]
