@@ -28,7 +28,8 @@ from galaxy_mcp_analysis.testing import (
     rest,
 )
 from galaxy_mcp_analysis.testing.audit import audit_lines
-from galaxy_mcp_analysis.testing.launcher import pid_alive
+from galaxy_mcp_analysis.serve.engines.base import pid_running
+from galaxy_mcp_analysis.serve.engines.slurm import program
 
 ENGINE_NAMES = ("local", "slurm", "pulsar")
 TABLE = "chr1\t30\tb\nchr2\t4\ta\nchr3\t200\tc\nchr10\t4\td\n"
@@ -142,7 +143,7 @@ def assert_ran_on_the_engine(galaxy, job_ids: list[str]) -> None:
 
 
 def slurm(galaxy, *command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(command), capture_output=True, text=True, timeout=60,
+    return subprocess.run([program(command[0]), *command[1:]], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "SLURM_CONF": str(galaxy.engine_root / "slurm.conf")})
 
 
@@ -334,7 +335,7 @@ def test_the_policy_limits_jobs_and_the_audit_trail_names_them(galaxy_on, mcp_on
     [job] = ran["jobs"]
     assert states(finished(mcp_on, key, job_ids=[job["id"]])) == {job["id"]: "ok"}
     lines = [line for line in audit_lines(galaxy_on.audit_log) if line["tool"] == "run_tool"]
-    assert lines[-2]["outcome"].startswith("forbidden") and lines[-2]["jobs"] == [], lines[-2]
+    assert lines[-2]["outcome"] == "FORBIDDEN" and lines[-2]["jobs"] == [], lines[-2]
     assert lines[-1]["outcome"] == "ok" and lines[-1]["jobs"] == [job["id"]], lines[-1]
 
 
@@ -359,7 +360,7 @@ def test_the_slurm_engine_runs_a_job_and_leaves_nothing_when_stopped(tmp_path):
         pids.append(int((engine.job_runner_log.parent / "munge" / "munged.pid").read_text()))
     finally:
         engine.stop()
-    assert not [pid for pid in pids if pid_alive(pid)]
+    assert not [pid for pid in pids if pid_running(pid)]
     assert not [p for p in processes() if "sleep 299" in p]  # the job still running was cancelled
     assert f"JobId={job} " in engine.job_runner_log.read_text() and "JobState=CANCELLED" in engine.job_runner_log.read_text()
     assert engine.job_config["execution"]["default"] == "slurm"
@@ -383,12 +384,12 @@ def test_a_job_waits_through_a_stopped_controller_and_finishes(slurm_only, galax
     controller = int((galaxy_on.engine_root / "slurmctld.pid").read_text())
     conf = galaxy_on.engine_root / "slurm.conf"
     os.kill(controller, signal.SIGTERM)
-    until(lambda: not pid_alive(controller), "slurmctld stopping")
+    until(lambda: not pid_running(controller), "slurmctld stopping")
     assert slurm(galaxy_on, "squeue").returncode != 0  # Slurm answers nobody now
     waited = mcp_on.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=10, api_key=key)
     assert waited["timed_out"] and not waited["all_terminal"], waited
     assert waited["jobs"][0]["state"] == "running", waited
-    replacement = subprocess.Popen(["slurmctld", "-D", "-f", str(conf)], stdin=subprocess.DEVNULL,
+    replacement = subprocess.Popen([program("slurmctld"), "-D", "-f", str(conf)], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
                                    env={**os.environ, "SLURM_CONF": str(conf)})
     galaxy_on.replacements.append(replacement)
