@@ -17,19 +17,25 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fetch, held_upload
-from galaxy_mcp_analysis.serve.engines import ENGINES
+from conftest import fetch
+from galaxy_mcp_analysis.serve.engines import (
+    ENGINES,
+    start_engine,
+)
 from galaxy_mcp_analysis.testing import (
     LaunchedGalaxy,
     McpClient,
     rest,
 )
 from galaxy_mcp_analysis.testing.audit import audit_lines
-from galaxy_mcp_analysis.testing.launcher import pid_alive
+from galaxy_mcp_analysis.serve.engines.base import pid_running
+from galaxy_mcp_analysis.serve.engines.slurm import program
 
 ENGINE_NAMES = ("local", "slurm", "pulsar")
 TABLE = "chr1\t30\tb\nchr2\t4\ta\nchr3\t200\tc\nchr10\t4\td\n"
 CUT_COMPLAINT = "No columns specified, columns are not preceded with 'c'"
+#: A tool that sleeps on the engine (a job that stays running for a while), served beside the toolbox.
+SLEEP_CONF = Path(__file__).parent / "engine_tools" / "tool_conf.xml"
 #: Galaxy's Slurm job plugin's message for a job Slurm killed at its time limit (the TIMEOUT state).
 WALLTIME_MESSAGE = "ran longer than the maximum allowed job run time"
 
@@ -53,7 +59,7 @@ def galaxy_on(engine, tmp_path_factory, new_database_url):
     directory = tmp_path_factory.mktemp(f"galaxy-{engine}")
     policy_file, audit_log = directory / "policy.yml", directory / "audit.jsonl"
     server = LaunchedGalaxy(directory / "data", database_url=new_database_url(), job_runner=engine,
-                            env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(policy_file),
+                            tool_confs=[SLEEP_CONF], env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(policy_file),
                                  "GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
     server.policy_file, server.audit_log, server.engine = policy_file, audit_log, engine
     server.engine_root = server.data_dir / "job-engines" / engine
@@ -137,7 +143,7 @@ def assert_ran_on_the_engine(galaxy, job_ids: list[str]) -> None:
 
 
 def slurm(galaxy, *command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(command), capture_output=True, text=True, timeout=60,
+    return subprocess.run([program(command[0]), *command[1:]], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "SLURM_CONF": str(galaxy.engine_root / "slurm.conf")})
 
 
@@ -151,6 +157,13 @@ def until(check, what: str, timeout: float = 90):
 
 def running(galaxy, key, job_id) -> bool:
     return rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"] == "running"
+
+
+def sleeping(mcp, key, history, seconds: int) -> tuple[str, str]:
+    """(job id, output id) of a job that runs ``seconds`` on the engine, then writes its output."""
+    ran = mcp.call_ok("run_tool", history_id=history, tool_id="engine_test_sleep", inputs={"seconds": seconds},
+                      api_key=key)
+    return ran["jobs"][0]["id"], ran["outputs"][0]["id"]
 
 
 # ---- the job tools on each engine ----
@@ -194,19 +207,19 @@ def test_one_job_and_a_map_over_of_four_reach_ok_with_progress(galaxy_on, mcp_on
     assert first["content"] == "30\n4\n200\n4\n", first
 
 
-def test_a_job_is_seen_queued_or_running_then_ok(galaxy_on, mcp_on, key, history, held_files):
-    """The states on the way, as the engine reports them: the upload runs (on the engine) until released."""
-    job_id, dataset_id, release = held_upload(galaxy_on, mcp_on, key, history, held_files, "seen.tsv")
-    seen = set()
-    try:
-        def observed():
-            seen.add(mcp_on.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=0, api_key=key)["jobs"][0]["state"])
-            return "running" in seen
-        until(observed, "the upload running")
-    finally:
-        release.set()
-    assert finished(mcp_on, key, job_ids=[job_id])["jobs"][0]["state"] == "ok"
-    assert seen <= {"new", "queued", "running"}, seen
+def test_a_job_is_seen_queued_or_running_then_ok(galaxy_on, mcp_on, key, history):
+    """The states on the way, as the engine reports them, while the job sleeps there."""
+    job_id, _ = sleeping(mcp_on, key, history, 6)
+    seen = []
+
+    def observed():
+        state = mcp_on.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=0, api_key=key)["jobs"][0]["state"]
+        if not seen or seen[-1] != state:
+            seen.append(state)
+        return state not in ("new", "queued", "running")
+    until(observed, "the job ending")
+    assert seen[-1] == "ok" and "running" in seen, seen
+    assert set(seen) <= {"new", "queued", "running", "ok"}, seen
     assert_ran_on_the_engine(galaxy_on, [job_id])
 
 
@@ -231,24 +244,37 @@ def test_an_empty_output_of_an_ok_job_is_a_suspected_silent_failure(galaxy_on, m
     assert entry["state"] == "ok" and entry["empty_outputs"], entry
 
 
-def test_cancel_a_running_job_ends_it_on_the_engine(galaxy_on, mcp_on, key, history, held_files):
-    job_id, dataset_id, release = held_upload(galaxy_on, mcp_on, key, history, held_files, "cancelled.tsv")
-    try:
-        until(lambda: running(galaxy_on, key, job_id), "the upload running")
-        external = admin_job(galaxy_on, job_id).get("external_id")
-        cancelled = mcp_on.call_ok("cancel_job", job_id=job_id, api_key=key)
-        assert cancelled["previous_state"] == "running" and cancelled["state"] in ("deleting", "deleted"), cancelled
-        assert finished(mcp_on, key, job_ids=[job_id])["jobs"][0]["state"] == "deleted"
-        if galaxy_on.engine == "slurm":
-            # Gone from the queue: squeue lists no pending or running job by that id.
-            until(lambda: not slurm(galaxy_on, "squeue", "-h", "-j", external, "-t", "PD,R,CG").stdout.strip(),
-                  f"Slurm job {external} leaving squeue")
-            log = until(lambda: [line for line in (galaxy_on.engine_root / "jobs.log").read_text().splitlines()
-                                 if line.startswith(f"JobId={external} ")], "the completion log's line")
-            assert "JobState=CANCELLED" in log[-1], log
-    finally:
-        release.set()
-    assert rest(galaxy_on.galaxy_url, f"/api/datasets/{dataset_id}", key)["state"] in ("discarded", "error", "deleted")
+def test_cancel_a_running_job_ends_it_on_the_engine(galaxy_on, mcp_on, key, history):
+    job_id, output_id = sleeping(mcp_on, key, history, 301)
+    until(lambda: running(galaxy_on, key, job_id), "the job running")
+    external = admin_job(galaxy_on, job_id).get("external_id")
+    cancelled = mcp_on.call_ok("cancel_job", job_id=job_id, api_key=key)
+    assert cancelled["previous_state"] == "running" and cancelled["state"] in ("deleting", "deleted"), cancelled
+    assert finished(mcp_on, key, job_ids=[job_id])["jobs"][0]["state"] == "deleted"
+    if galaxy_on.engine == "slurm":
+        # Gone from the queue: squeue lists no pending, running or completing job by that id.
+        until(lambda: not slurm(galaxy_on, "squeue", "-h", "-j", external, "-t", "PD,R,CG").stdout.strip(),
+              f"Slurm job {external} leaving squeue")
+        log = until(lambda: [line for line in (galaxy_on.engine_root / "jobs.log").read_text().splitlines()
+                             if line.startswith(f"JobId={external} ")], "the completion log's line")
+        assert "JobState=CANCELLED" in log[-1], log
+    # Nothing keeps running: no sleep of that job is left on the machine.
+    until(lambda: not [p for p in engine_jobs(galaxy_on) if "sleep 301" in p], "the job's processes ending", 30)
+
+
+def engine_jobs(galaxy) -> list[str]:
+    """Command lines of processes running in the Galaxy's job directories (the tools' own commands)."""
+    return [p for p in processes() if str(galaxy.data_dir) in p or "sleep " in p]
+
+
+def processes() -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return found
 
 
 def test_rerun_with_replaced_outputs_resumes_the_paused_job(galaxy_on, mcp_on, key, history, table):
@@ -309,8 +335,36 @@ def test_the_policy_limits_jobs_and_the_audit_trail_names_them(galaxy_on, mcp_on
     [job] = ran["jobs"]
     assert states(finished(mcp_on, key, job_ids=[job["id"]])) == {job["id"]: "ok"}
     lines = [line for line in audit_lines(galaxy_on.audit_log) if line["tool"] == "run_tool"]
-    assert lines[-2]["outcome"].startswith("forbidden") and lines[-2]["jobs"] == [], lines[-2]
+    assert lines[-2]["outcome"] == "FORBIDDEN" and lines[-2]["jobs"] == [], lines[-2]
     assert lines[-1]["outcome"] == "ok" and lines[-1]["jobs"] == [job["id"]], lines[-1]
+
+
+# ---- the Slurm engine alone ----
+
+
+def test_the_slurm_engine_runs_a_job_and_leaves_nothing_when_stopped(tmp_path):
+    if reason := ENGINES["slurm"].available():
+        if os.environ.get("GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    engine = start_engine("slurm", tmp_path / "slurm")
+    try:
+        env = {**os.environ, **engine.environ}
+        script = tmp_path / "job.sh"
+        script.write_text("#!/bin/sh\necho ran\nsleep 299\n")
+        submitted = subprocess.run(["sbatch", "-o", str(tmp_path / "job.out"), str(script)], env=env,
+                                   capture_output=True, text=True, timeout=60)
+        job = submitted.stdout.split()[-1]
+        until(lambda: (tmp_path / "job.out").exists() and "ran" in (tmp_path / "job.out").read_text(), "the job running")
+        pids = [int((engine.job_runner_log.parent / f"{name}.pid").read_text()) for name in ("slurmctld", "slurmd")]
+        pids.append(int((engine.job_runner_log.parent / "munge" / "munged.pid").read_text()))
+    finally:
+        engine.stop()
+    assert not [pid for pid in pids if pid_running(pid)]
+    assert not [p for p in processes() if "sleep 299" in p]  # the job still running was cancelled
+    assert f"JobId={job} " in engine.job_runner_log.read_text() and "JobState=CANCELLED" in engine.job_runner_log.read_text()
+    assert engine.job_config["execution"]["default"] == "slurm"
+    assert engine.describe()["job_runner_log"] == str(engine.job_runner_log)
 
 
 # ---- faults (Slurm) ----
@@ -322,42 +376,36 @@ def slurm_only(galaxy_on):
         pytest.skip("a Slurm fault")
 
 
-def test_a_job_waits_through_a_stopped_controller_and_finishes(slurm_only, galaxy_on, mcp_on, key, history, held_files):
+def test_a_job_waits_through_a_stopped_controller_and_finishes(slurm_only, galaxy_on, mcp_on, key, history):
     """slurmctld stopped while a job runs: Galaxy cannot ask Slurm, so the job stays running (no terminal state
     made up); the controller back, the job finishes ok."""
-    job_id, dataset_id, release = held_upload(galaxy_on, mcp_on, key, history, held_files, "controller.tsv")
-    try:
-        until(lambda: running(galaxy_on, key, job_id), "the upload running")
-        controller = int((galaxy_on.engine_root / "slurmctld.pid").read_text())
-        conf = galaxy_on.engine_root / "slurm.conf"
-        os.kill(controller, signal.SIGTERM)
-        until(lambda: not pid_alive(controller), "slurmctld stopping")
-        assert slurm(galaxy_on, "squeue").returncode != 0  # Slurm answers nobody now
-        release.set()  # the job's input arrives while the controller is away
-        waited = mcp_on.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=10, api_key=key)
-        assert waited["timed_out"] and not waited["all_terminal"], waited
-        assert waited["jobs"][0]["state"] == "running", waited
-        replacement = subprocess.Popen(["slurmctld", "-D", "-f", str(conf)], stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
-                                       env={**os.environ, "SLURM_CONF": str(conf)})
-        galaxy_on.replacements.append(replacement)
-    finally:
-        release.set()
+    job_id, output_id = sleeping(mcp_on, key, history, 25)
+    until(lambda: running(galaxy_on, key, job_id), "the job running")
+    controller = int((galaxy_on.engine_root / "slurmctld.pid").read_text())
+    conf = galaxy_on.engine_root / "slurm.conf"
+    os.kill(controller, signal.SIGTERM)
+    until(lambda: not pid_running(controller), "slurmctld stopping")
+    assert slurm(galaxy_on, "squeue").returncode != 0  # Slurm answers nobody now
+    waited = mcp_on.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=10, api_key=key)
+    assert waited["timed_out"] and not waited["all_terminal"], waited
+    assert waited["jobs"][0]["state"] == "running", waited
+    replacement = subprocess.Popen([program("slurmctld"), "-D", "-f", str(conf)], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
+                                   env={**os.environ, "SLURM_CONF": str(conf)})
+    galaxy_on.replacements.append(replacement)
     assert states(finished(mcp_on, key, job_ids=[job_id])) == {job_id: "ok"}
-    assert rest(galaxy_on.galaxy_url, f"/api/datasets/{dataset_id}", key)["state"] == "ok"
+    read = mcp_on.call_ok("peek_dataset_content", dataset_id=output_id, api_key=key)
+    assert read["content"] == "done\n", read
 
 
-def test_a_job_killed_at_its_time_limit_names_the_cause(slurm_only, galaxy_on, mcp_on, key, history, held_files):
-    job_id, dataset_id, release = held_upload(galaxy_on, mcp_on, key, history, held_files, "time-limit.tsv")
-    try:
-        until(lambda: running(galaxy_on, key, job_id), "the upload running")
-        external = admin_job(galaxy_on, job_id)["external_id"]
-        # As if submitted with a 5 s limit (Galaxy's `job_time`): Slurm enforces it at its next check.
-        changed = slurm(galaxy_on, "scontrol", "update", f"JobId={external}", "TimeLimit=0:05")
-        assert changed.returncode == 0, changed
-        waited = finished(mcp_on, key, job_ids=[job_id])
-    finally:
-        release.set()
+def test_a_job_killed_at_its_time_limit_names_the_cause(slurm_only, galaxy_on, mcp_on, key, history):
+    job_id, _ = sleeping(mcp_on, key, history, 300)
+    until(lambda: running(galaxy_on, key, job_id), "the job running")
+    external = admin_job(galaxy_on, job_id)["external_id"]
+    # As if submitted with a 5 s limit (Galaxy's `job_time`): Slurm enforces it at its next check (<= 30 s).
+    changed = slurm(galaxy_on, "scontrol", "update", f"JobId={external}", "TimeLimit=0:05")
+    assert changed.returncode == 0, changed
+    waited = finished(mcp_on, key, job_ids=[job_id])
     assert states(waited) == {job_id: "error"}, waited
     report = mcp_on.call_ok("get_job_errors", job_id=job_id, api_key=key)
     assert WALLTIME_MESSAGE in report["info"], report

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.job_logs import (
     declared_output,
+    engine_cause,
     excerpt,
     judge_outputs,
     JobEvidence,
@@ -326,3 +327,14 @@ def test_the_open_problems_are_failed_flagged_or_with_failed_outputs_and_not_rep
     ]
     assert needing_attention(entries) == ["grep", "bam", "gone"]
     assert needing_attention([]) == []
+
+
+@pytest.mark.parametrize(("logs", "cause"), [
+    (("This job was terminated because it ran longer than the maximum allowed job run time.", None), "time_limit"),
+    ((None, "slurmstepd: error: *** JOB 7 ON vm CANCELLED AT 2026-11-27T21:00:00 DUE TO TIME LIMIT ***"), "time_limit"),
+    (("Tool failed due to insufficient memory. Try with more memory.", ""), "memory_limit"),
+    (("Job failed", "No columns specified, columns are not preceded with 'c'"), None),
+    ((None, None), None),
+])
+def test_the_engines_cause_is_named_from_galaxys_message_or_the_engines_line(logs, cause):
+    assert engine_cause(*logs) == cause

@@ -75,6 +75,9 @@ def main(argv=None) -> int:
         print(f"gravity programs: {programs}\nlogs: {galaxy.log_dir}\ngalaxyctl: "
               f"GALAXY_CONFIG_FILE={galaxy.config_file} {sys.prefix}/bin/galaxyctl status", flush=True)
         stop.wait()
+    except launcher.LaunchError as e:  # the job engine is not installed: one line, as make serve says it
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     finally:
         if galaxy is not None:
             print("stopping (galaxyctl stop) ...", flush=True)

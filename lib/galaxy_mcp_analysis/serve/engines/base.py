@@ -69,7 +69,7 @@ def stop_pid(pid: int, timeout: float = 20) -> None:
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not pid_running(pid):
             return
         time.sleep(0.1)
     try:
@@ -103,7 +103,8 @@ def _signal_group(group: int, signum: int) -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
+def pid_running(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie (exited, not yet reaped by its parent) counts as gone."""
     if not pid_alive(pid):
         return False
     try:  # a zombie child of ours counts as gone
