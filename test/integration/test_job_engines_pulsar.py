@@ -1,12 +1,13 @@
 """Issue 50, Pulsar: jobs staged to a local Pulsar server through Galaxy's ``pulsar_rest`` runner.
 
 One Galaxy started by the launcher of ``make serve JOB_RUNNER=pulsar`` (Pulsar beside it, stopped with
-it), serving test/engine_tools (``engine_sleep``: a job that runs as long as asked). What only Pulsar
-shows: Galaxy's record names the runner and Pulsar's job id, Pulsar's log (``job_runner_log``) has a
-line for each job it ran, inputs and outputs go through Pulsar's own staging directory, a cancelled
-job's processes are gone from the Pulsar host, and what Galaxy reports when Pulsar restarts under a
-running job. Skipped when Pulsar is not installed (``.ci/install-pulsar``), failed instead where CI
-requires every engine (GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES).
+it), serving test/integration/engine_tools (``engine_test_sleep``: a job as long as asked, ending with
+the exit code asked). What only Pulsar shows: Galaxy's record names the runner and Pulsar's job id,
+Pulsar's log (``job_runner_log``) has a line for each job it ran, inputs and outputs go through
+Pulsar's own staging directory, a cancelled job's processes are gone from the Pulsar host, and what
+Galaxy reports when Pulsar restarts under a running job. Skipped when Pulsar is not installed
+(``.ci/install-pulsar``), failed instead where CI requires every engine
+(GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES).
 """
 
 import os
@@ -30,7 +31,7 @@ from galaxy_mcp_analysis.testing import (
     rest,
 )
 
-ENGINE_TOOLS = Path(__file__).parent.parent / "engine_tools" / "tool_conf.xml"
+ENGINE_TOOLS = Path(__file__).parent / "engine_tools" / "tool_conf.xml"
 TABLE = "3\tc\n1\ta\n2\tb\n"
 
 
@@ -131,7 +132,7 @@ def until(check, what: str, timeout: float = 90):
 
 
 def sleep_job(mcp, key, history, seconds: int, exit_code: int = 0) -> dict:
-    return mcp.call_ok("run_tool", history_id=history, tool_id="engine_sleep", api_key=key,
+    return mcp.call_ok("run_tool", history_id=history, tool_id="engine_test_sleep", api_key=key,
                        inputs={"seconds": seconds, "exit_code": exit_code})
 
 
