@@ -102,14 +102,11 @@ def processes_under(root: Path) -> list[str]:
 
 
 def admin_job(galaxy, job_id: str) -> dict:
-    """The job as an admin sees it (runner and external id): a real admin account's key, as the bootstrap
-    key is no user and sees no system details."""
-    from galaxy_mcp_analysis.serve.galaxy_config import ADMIN_EMAIL
-
-    if not hasattr(galaxy, "admin_user_key"):
-        [admin] = rest(galaxy.galaxy_url, f"/api/users?f_email={ADMIN_EMAIL}", galaxy.admin_api_key)
-        galaxy.admin_user_key = rest(galaxy.galaxy_url, f"/api/users/{admin['id']}/api_key", galaxy.admin_api_key, {})
-    return rest(galaxy.galaxy_url, f"/api/jobs/{job_id}?full=true", galaxy.admin_user_key)
+    """The job as the admins' job list shows it (runner and external id; Galaxy 26.1's single-job route
+    leaves both out, even for an admin)."""
+    listed = rest(galaxy.galaxy_url, "/api/jobs?view=admin_job_list&limit=1000", galaxy.admin_api_key)
+    [job] = [job for job in listed if job["id"] == job_id]
+    return job
 
 
 def galaxy_job_number(galaxy, job_id: str) -> int:
