@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PORT ?= 8080
 DATA_DIR ?= .galaxy
+# Where Galaxy's jobs run: local (Galaxy's local runner), slurm or pulsar (doc/admin-guide.md, "Job engines").
+# The engine's .ci/install-<name> script runs first (a no-op when installed).
+JOB_RUNNER ?= local
 DATABASE_URL ?=
 TOOL_CONF ?=
 PYTEST_ARGS ?=
@@ -19,7 +22,9 @@ $(INSTALLED): setup.cfg pyproject.toml constraints.txt
 install: $(INSTALLED)
 
 serve: $(INSTALLED)
+	@if [ -f .ci/install-$(JOB_RUNNER) ]; then bash .ci/install-$(JOB_RUNNER); fi
 	$(VENV)/bin/python -m galaxy_mcp_analysis.serve --data-dir "$(DATA_DIR)" --port "$(PORT)" \
+		--job-runner "$(JOB_RUNNER)" \
 		$(if $(DATABASE_URL),--database-url "$(DATABASE_URL)") $(if $(TOOL_CONF),--tool-conf "$(TOOL_CONF)")
 
 test: $(INSTALLED)
@@ -40,8 +45,9 @@ check-toolbox: $(INSTALLED)
 PRODUCTION_DATA_DIR ?= .galaxy-production
 .PHONY: serve-production
 serve-production: $(INSTALLED)
+	@if [ -f .ci/install-$(JOB_RUNNER) ]; then bash .ci/install-$(JOB_RUNNER); fi
 	$(VENV)/bin/python -m galaxy_mcp_analysis.testing.production --data-dir "$(PRODUCTION_DATA_DIR)" --port "$(PORT)" \
-		$(if $(DATABASE_URL),--database-url "$(DATABASE_URL)")
+		--job-runner "$(JOB_RUNNER)" $(if $(DATABASE_URL),--database-url "$(DATABASE_URL)")
 
 # Every benchmark section on the full sizes (about 25 minutes); a quick look, for instance:
 #   make bench BENCH_ARGS="--only reading,overhead --size-mib 64 --reps 10"

@@ -10,6 +10,7 @@ from galaxy_mcp_analysis.core.errors import InvalidInput
 from galaxy_mcp_analysis.core.job_logs import (
     cause_line,
     declared_output,
+    engine_cause,
     excerpt,
     judge_outputs,
     JobEvidence,
@@ -362,3 +363,14 @@ def test_the_cause_line_is_the_last_that_names_one(stderr, cause):
 def test_a_long_cause_line_is_cut():
     line = cause_line("Error: " + "x" * 1000)
     assert line.startswith("Error: xxx") and line.endswith("...") and len(line) == 303
+
+
+@pytest.mark.parametrize(("logs", "cause"), [
+    (("This job was terminated because it ran longer than the maximum allowed job run time.", None), "time_limit"),
+    ((None, "slurmstepd: error: *** JOB 7 ON vm CANCELLED AT 2026-11-27T21:00:00 DUE TO TIME LIMIT ***"), "time_limit"),
+    (("Tool failed due to insufficient memory. Try with more memory.", ""), "memory_limit"),
+    (("Job failed", "No columns specified, columns are not preceded with 'c'"), None),
+    ((None, None), None),
+])
+def test_the_engines_cause_is_named_from_galaxys_message_or_the_engines_line(logs, cause):
+    assert engine_cause(*logs) == cause

@@ -227,3 +227,18 @@ def cause_line(stderr: str | None) -> str | None:
         return None
     chosen = next((line for line in reversed(lines) if _CAUSE_WORDS.search(line)), lines[-1])
     return chosen if len(chosen) <= MAX_CAUSE_CHARS else chosen[:MAX_CAUSE_CHARS] + "..."
+
+
+#: When the job engine, not the tool, ended a job, what it leaves behind: Galaxy's job runners' messages in
+#: the job's info (the Slurm plugin's for a TIMEOUT or OUT_OF_MEMORY state) or the engine's own line in the
+#: job's stderr (slurmstepd's "CANCELLED ... DUE TO TIME LIMIT"). Cause -> phrases, matched case-insensitively.
+ENGINE_CAUSES = {
+    "time_limit": ("ran longer than the maximum allowed job run time", "due to time limit", "walltime"),
+    "memory_limit": ("insufficient memory", "out_of_memory", "oom-kill"),
+}
+
+
+def engine_cause(*logs: str | None) -> str | None:
+    """The engine's reason for ending a job ("time_limit", "memory_limit") named in any of ``logs``, or None."""
+    text = "\n".join(log for log in logs if log).lower()
+    return next((cause for cause, phrases in ENGINE_CAUSES.items() if any(p in text for p in phrases)), None)

@@ -1,6 +1,6 @@
 """The Galaxy configuration ``make serve`` and the tests run: written into DATA_DIR.
 
-One local job runner, in-process Celery on an in-memory broker (uploads and
+Jobs on the engine the launcher started (serve/engines: Galaxy's local runner by default), in-process Celery on an in-memory broker (uploads and
 metadata in about a second instead of a Galaxy-importing subprocess each), and
 Galaxy's own default toolbox, less the tools that cannot run here (serve/toolbox.py).
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from galaxy_mcp_analysis.serve import tool_data
+from galaxy_mcp_analysis.serve.engines.local import local_job_config
 from galaxy_mcp_analysis.serve.toolbox import (
     default_toolbox,
     LEFT_OUT_FILE,
@@ -47,7 +48,10 @@ def galaxy_settings(
     admin_api_key: str,
     database_url: str | None,
     tool_confs: list[str] | None = None,
+    job_config: dict | None = None,
 ) -> dict:
+    """``job_config``: Galaxy's inline job configuration from the started engine (serve/engines); the local
+    runner's when None."""
     # sqlite: writers take the lock when their transaction begins (IMMEDIATE) and queue for
     # it up to `timeout` seconds. The driver's default of 5 s was measured too short: 16
     # concurrent MCP clients on 2 busy cores got "database is locked" (test_concurrency.py).
@@ -87,10 +91,7 @@ def galaxy_settings(
         "enable_celery_tasks": True,
         "metadata_strategy": "directory_celery",
         "celery_conf": {"broker_url": "memory://", "result_backend": "rpc://localhost"},
-        "job_config": {
-            "runners": {"local": {"load": "galaxy.jobs.runners.local:LocalJobRunner", "workers": 4}},
-            "execution": {"default": "local", "environments": {"local": {"runner": "local"}}},
-        },
+        "job_config": dict(job_config or local_job_config()),
     }
 
 

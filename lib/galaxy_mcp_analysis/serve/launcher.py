@@ -25,7 +25,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from galaxy_mcp_analysis.serve import galaxy_config
+from galaxy_mcp_analysis.serve import (
+    engines,
+    galaxy_config,
+)
 
 log = logging.getLogger("galaxy_mcp_analysis.serve")
 
@@ -53,11 +56,36 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=os.environ.get("TOOL_CONF", ""),
         help="an admin's own tool configuration files (comma-separated) served beside the bundled toolbox",
     )
+    add_job_runner_argument(parser)
     args = parser.parse_args(argv)
     args.tool_confs = [Path(path.strip()).resolve() for path in args.tool_conf.split(",") if path.strip()]
     if missing := [str(path) for path in args.tool_confs if not path.is_file()]:
         parser.error(f"TOOL_CONF names no file at {', '.join(missing)}; give tool_conf.xml paths, comma-separated.")
     return args
+
+
+def add_job_runner_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--job-runner",
+        default=os.environ.get("JOB_RUNNER") or engines.DEFAULT_ENGINE,
+        choices=sorted(engines.ENGINES),
+        help="where Galaxy's jobs run: started before Galaxy, stopped after it (serve/engines)",
+    )
+
+
+def start_job_engine(name: str, data_dir: Path) -> "engines.RunningEngine":
+    """Start the job engine in ``<data_dir>/job-engines/<name>`` and put what Galaxy needs to reach it
+    (``SLURM_CONF``, ...) into this process's environment; a LaunchError when it is not installed."""
+    try:
+        running = engines.start_engine(name, data_dir / "job-engines" / name)
+    except engines.EngineNotAvailable as e:
+        raise LaunchError(f"JOB_RUNNER={name}: {e}") from None
+    os.environ.update(running.environ)
+    return running
+
+
+def engine_info(running: "engines.RunningEngine | None") -> dict:
+    return running.describe() if running is not None else {"job_runner": engines.DEFAULT_ENGINE, "job_runner_log": None}
 
 
 HOST = "127.0.0.1"
@@ -179,7 +207,11 @@ def mcp_endpoint_path(mcp_path: str) -> str:
     return f"{mcp_path}/" if VERSION in ("26.1.0", "26.1.1") else mcp_path
 
 
-def announce(data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_path: str) -> None:
+def announce(
+    data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_path: str, engine: dict | None = None
+) -> None:
+    """Write server.json and print the banner; ``engine``: the job engine's ``describe()``."""
+    engine = engine or engine_info(None)
     info = {
         "galaxy_url": galaxy_url,
         "mcp_url": f"{galaxy_url}{mcp_endpoint_path(mcp_path)}",
@@ -188,6 +220,7 @@ def announce(data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_pa
         **{f"{role}_{field}": value for role, (_, email) in LOGINS.items()
            for field, value in (("email", email), ("password", stored[f"{role}_password"]))},
     }
+    info.update(engine)
     info.update(sign_in_urls(galaxy_url))
     target = data_dir / "server.json"
     partial = target.with_suffix(".json.tmp")
@@ -198,9 +231,14 @@ def announce(data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_pa
         f"\nGalaxy {galaxy_url}  (web UI: log in with a login below)\nMCP    {info['mcp_url']}\nAPI key {api_key}\n"
         f"Login  {info['demo_email']} / {info['demo_password']}  (the demo user, whose API key is above)\n"
         f"Admin  {info['admin_email']} / {info['admin_password']}\n(also in {target}; Ctrl-C stops)\n"
-        f"{toolbox_line(data_dir)}\n{sign_in_line(info)}",
+        f"{toolbox_line(data_dir)}\n{job_runner_line(info)}\n{sign_in_line(info)}",
         flush=True,
     )
+
+
+def job_runner_line(info: dict) -> str:
+    log_file = info.get("job_runner_log")
+    return f"Jobs   run by {info['job_runner']}" + (f"; its log of the jobs it ran: {log_file}" if log_file else "")
 
 
 def sign_in_urls(galaxy_url: str) -> dict:
@@ -252,6 +290,20 @@ def run(args: argparse.Namespace) -> int:
     data_dir = prepare_data_dir(args.data_dir)
     check_port_free(args.port)
     stored = load_secrets(data_dir)
+    # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal with the handler it
+    # found installed. SIGTERM's default would kill the process before the clean-up
+    # below and Galaxy's atexit shutdown, so it is made a SystemExit first: from before
+    # the engine starts, so a stop while it starts (Pulsar takes seconds) or while
+    # Galaxy builds still stops the engine, whose daemons run in sessions of their own.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    engine = start_job_engine(args.job_runner, data_dir)
+    try:
+        return serve(args, data_dir, stored, engine)
+    finally:
+        engine.stop()  # after Galaxy has stopped (also on Ctrl-C, SIGTERM or a failed start)
+
+
+def serve(args: argparse.Namespace, data_dir: Path, stored: dict, engine: "engines.RunningEngine") -> int:
     galaxy_url = f"http://{HOST}:{args.port}"
     config_file = galaxy_config.write(
         data_dir,
@@ -260,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
         admin_api_key=stored["admin_api_key"],
         database_url=args.database_url,
         tool_confs=[str(path) for path in args.tool_confs],
+        job_config=engine.job_config,
     )
     os.environ["GALAXY_CONFIG_FILE"] = str(config_file)
 
@@ -293,13 +346,9 @@ def run(args: argparse.Namespace) -> int:
             log.error("could not create the demo user and the admin: %s", e)
             server.should_exit = True
             return
-        announce(data_dir, galaxy_url, api_key, stored, galaxy_config.MCP_PATH)
+        announce(data_dir, galaxy_url, api_key, stored, galaxy_config.MCP_PATH, engine.describe())
 
     threading.Thread(target=provision, name="provision-demo-user", daemon=True).start()
-    # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal with the handler it
-    # found installed. SIGTERM's default would kill the process before the clean-up
-    # below and Galaxy's atexit shutdown, so it is made a SystemExit first.
-    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         server.run()
     finally:

@@ -56,7 +56,9 @@ class GravityGalaxy:
         admin_api_key: str | None = None,
         id_secret: str | None = None,
         env: dict | None = None,
+        job_config: dict | None = None,
     ):
+        """``job_config``: a started job engine's (serve/engines; its ``environ`` goes into ``env``)."""
         self.data_dir = Path(data_dir).resolve()
         self.port = port or free_port()
         self.database_url = database_url
@@ -65,6 +67,7 @@ class GravityGalaxy:
         self.handlers = handlers
         self.admin_api_key = admin_api_key or secrets.token_hex(16)
         self.id_secret = id_secret or secrets.token_hex(16)
+        self.job_config = job_config
         self.env = {**os.environ, **(env or {})}
         if os.geteuid() == 0:
             # gravity refuses supervisor as root (it expects systemd there); gravity's documented
@@ -134,6 +137,7 @@ class GravityGalaxy:
             galaxy_url=self.galaxy_url,
             id_secret=self.id_secret,
             admin_api_key=self.admin_api_key,
+            job_config=self.job_config,
         )
         return self.config_file
 

@@ -9,7 +9,6 @@ import http.server
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,14 +16,14 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+# The launcher's process helpers (serve/engines/base.py), also the tests'.
+from galaxy_mcp_analysis.serve.engines.base import (  # noqa: F401
+    free_port,
+    pid_alive,
+)
+
 STARTUP_TIMEOUT_SECONDS = 300
 STOP_TIMEOUT_SECONDS = 60
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class LaunchedGalaxy:
@@ -40,6 +39,7 @@ class LaunchedGalaxy:
         database_url: str | None = None,
         server: list[str] | None = None,
         tool_confs: list[Path] | None = None,
+        job_runner: str | None = None,
     ):
         """``server``: the command that serves (default ``make serve``'s launcher, ``-m galaxy_mcp_analysis.serve``);
         it gets the launcher's arguments (the bench passes its instrumented wrapper of that launcher)."""
@@ -49,8 +49,10 @@ class LaunchedGalaxy:
         self.database_url = database_url  # None: the launcher's sqlite file in data_dir
         self.server = server or ["-m", "galaxy_mcp_analysis.serve"]
         self.tool_confs = list(tool_confs or [])  # served beside the bundled toolbox (make serve TOOL_CONF=...)
+        self.job_runner = job_runner  # None: the launcher's default (local), as make serve
         self.env = {**os.environ, **(env or {})}
         self.env.pop("TOOL_CONF", None)  # a developer's own toolbox never leaks into a test's Galaxy
+        self.env.pop("JOB_RUNNER", None)  # nor their job engine
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         self.process: subprocess.Popen | None = None
         self.info: dict[str, str] = {}
@@ -61,6 +63,7 @@ class LaunchedGalaxy:
         command += ["--port", str(self.port)] + ([] if self.patches else ["--no-patches"])
         command += ["--database-url", self.database_url] if self.database_url else []
         command += ["--tool-conf", ",".join(map(str, self.tool_confs))] if self.tool_confs else []
+        command += ["--job-runner", self.job_runner] if self.job_runner else []
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         # A killed launcher leaves its server.json behind; it must not be read as this start's.
         (self.data_dir / "server.json").unlink(missing_ok=True)
@@ -197,15 +200,4 @@ def _group_alive(group: int) -> bool:
         os.killpg(group, 0)
     except ProcessLookupError:
         return False
-    return True
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this PID exists (signal 0; another user's process counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True

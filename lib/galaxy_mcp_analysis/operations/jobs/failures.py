@@ -21,6 +21,7 @@ from galaxy_mcp_analysis.core.errors import (
 )
 from galaxy_mcp_analysis.core.job_logs import (
     declared_output,
+    engine_cause,
     excerpt,
     judge_outputs,
     JobEvidence,
@@ -61,6 +62,8 @@ class JobFailures:
             **{field: log.text for field, log in logs.items()},
             "truncated": any(log.truncated for log in logs.values()),
             "job_messages": job.job_messages or [],
+            # The job engine ended it (a time limit, a memory limit), not the tool: None when nothing says so.
+            "engine_cause": engine_cause(job.info, job.job_stderr) if job.state == Job.states.ERROR else None,
             **verdict_fields(verdict),
             **self._output_states(job, budget),
             "max_bytes_applied": budget,
