@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fetch
+from conftest import fetch, wait_for_dataset
 from galaxy_mcp_analysis.serve.engines import (
     ENGINES,
     start_engine,
@@ -93,7 +93,9 @@ def history(mcp_on, key):
 
 @pytest.fixture(scope="module")
 def table(galaxy_on, key, history):
-    dataset = fetch(galaxy_on, key, history, {"src": "pasted", "paste_content": TABLE, "ext": "tabular"})
+    pasted = fetch(galaxy_on, key, history, {"src": "pasted", "paste_content": TABLE, "ext": "tabular"}, wait=False)
+    # The first upload starts Celery's task process pool: minutes on a busy 2-core machine.
+    dataset = wait_for_dataset(galaxy_on, key, pasted["id"], timeout=600)
     assert dataset["state"] == "ok", dataset
     return dataset["id"]
 
