@@ -62,8 +62,10 @@ class JobFailures:
             **{field: log.text for field, log in logs.items()},
             "truncated": any(log.truncated for log in logs.values()),
             "job_messages": job.job_messages or [],
-            # The job engine ended it (a time limit, a memory limit), not the tool: None when nothing says so.
-            "engine_cause": engine_cause(job.info, job.job_stderr) if job.state == Job.states.ERROR else None,
+            # The job engine ended it (a time limit, a memory limit), not the tool: None when nothing says so. Also
+            # on an ok job: Galaxy 26.1's CLI runner was measured recording a job Slurm killed at its time limit
+            # as ok with exit code 0, slurmstepd's line in its stderr the only trace.
+            "engine_cause": engine_cause(job.info, job.job_stderr),
             **verdict_fields(verdict),
             **self._output_states(job, budget),
             "max_bytes_applied": budget,
