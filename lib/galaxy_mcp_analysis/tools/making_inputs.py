@@ -48,6 +48,34 @@ def create_dataset_from_text(
     return ops.create_dataset_from_text(history_id, content, name=name, file_type=file_type, dbkey=dbkey)
 
 
+@analysis_tool(title="Create a one-time upload URL", read_only=False, starts_jobs=True)
+def create_upload_url(
+    ops,
+    history_id: HistoryId,
+    name: Annotated[str, Field(description="The dataset's name, e.g. 'reads.bam'.")],
+    file_type: Annotated[str, Field(description="Datatype extension, or 'auto' to let Galaxy detect it.")] = "auto",
+    dbkey: Annotated[str, Field(description="Genome build, e.g. 'hg38'; '?' for unknown.")] = "?",
+    max_bytes: Annotated[
+        int | None, Field(description="Largest file the URL takes (default and upper bound: the server's cap).")
+    ] = None,
+) -> dict[str, Any]:
+    """A one-time URL that uploads a local file of any size into a history: for a client with a shell.
+
+    Returns upload_url, method (PUT), headers, expires_at (minutes away), max_bytes and curl: the exact
+    command, <file> standing for the path. The URL carries its own credential (this history, this size,
+    one use; no API key). Its answer is JSON naming dataset_id and job_id (an upload job: datatype
+    declared or detected; quota applies); a refusal is 4xx with a message and creates nothing (expired,
+    used, over max_bytes, history or account deleted since).
+
+    Example: create_upload_url(history_id="f2db41e1fa331b3e", name="reads.bam") -> run its curl with
+    <file> replaced: curl ... -T ./reads.bam 'https://.../api/mcp-upload/...'
+
+    Errors: [VALIDATION_ERROR] file_type unknown, max_bytes over the cap; [NOT_FOUND]/[AUTHORIZATION_ERROR]
+    a history you cannot write. Next: wait_for_jobs(job_ids=[job_id]); peek_dataset_content.
+    """
+    return ops.create_upload_url(history_id, name, file_type=file_type, dbkey=dbkey, max_bytes=max_bytes)
+
+
 # Only its pasted form starts a job (the upload): a rule denying creates_jobs leaves the plain form usable.
 @analysis_tool(title="Create dataset collection", read_only=False, starts_jobs=pastes, effects={
     "created": (("result.collection_id", "collection"), ("result.copied_elements[].copy_id", "dataset"),
