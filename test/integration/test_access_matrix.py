@@ -248,6 +248,8 @@ ROWS = [
     Row("run_tool", "input", READ, lambda i, w, c: {
         "history_id": own_history(w, c), "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}},
         lambda i: f"/api/datasets/{i.dataset_id}"),
+    # An upload URL only names its history: refused exactly like a paste into it (the URL's use: test_upload_url.py).
+    Row("create_upload_url", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "name": "local.bin"}),
     Row("upload_file_from_url", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "url": i.url}),
     Row("get_tool_details", "no item", LISTING, lambda i, w, c: {"tool_id": "Cut1", "io_details": True}),
     Row("get_tool_run_examples", "no item", LISTING, lambda i, w, c: {"tool_id": "sort1"}),

@@ -56,7 +56,7 @@ def state(galaxy, api_key, history_id) -> tuple:
     """What a refused upload must leave as it was: every item of the history (hidden and deleted too), its
     jobs, and the staged files in Galaxy's upload store."""
     gx = galaxy.galaxy_url
-    contents = rest(gx, f"/api/histories/{history_id}/contents?v=dev&deleted=&visible=", api_key)
+    contents = rest(gx, f"/api/histories/{history_id}/contents", api_key)
     jobs = rest(gx, f"/api/jobs?history_id={history_id}&limit=500", api_key)
     return (sorted(item["id"] for item in contents), sorted(job["id"] for job in jobs), staged_files(galaxy))
 

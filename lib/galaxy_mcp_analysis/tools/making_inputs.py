@@ -52,26 +52,21 @@ def create_dataset_from_text(
 def create_upload_url(
     ops,
     history_id: HistoryId,
-    name: Annotated[str, Field(description="The dataset's name, e.g. 'reads.bam'.")],
-    file_type: Annotated[str, Field(description="Datatype extension, or 'auto' to let Galaxy detect it.")] = "auto",
-    dbkey: Annotated[str, Field(description="Genome build, e.g. 'hg38'; '?' for unknown.")] = "?",
-    max_bytes: Annotated[
-        int | None, Field(description="Largest file the URL takes (default and upper bound: the server's cap).")
-    ] = None,
+    name: Annotated[str, Field(description="The dataset's name.")],
+    file_type: Annotated[str, Field(description="Datatype extension, or 'auto' (detected).")] = "auto",
+    dbkey: Annotated[str, Field(description="Genome build; '?' unknown.")] = "?",
+    max_bytes: Annotated[int | None, Field(description="Size cap; default and most: the server's.")] = None,
 ) -> dict[str, Any]:
-    """A one-time URL that uploads a local file of any size into a history: for a client with a shell.
+    """A one-time URL that uploads a local file of any size into a history (for a client with a shell).
 
-    Returns upload_url, method (PUT), headers, expires_at (minutes away), max_bytes and curl: the exact
-    command, <file> standing for the path. The URL carries its own credential (this history, this size,
-    one use; no API key). Its answer is JSON naming dataset_id and job_id (an upload job: datatype
-    declared or detected; quota applies); a refusal is 4xx with a message and creates nothing (expired,
-    used, over max_bytes, history or account deleted since).
+    Returns upload_url, method, headers, expires_at (minutes away), max_bytes, curl (the exact command;
+    <file> stands for the path). The URL is its own credential (this history, size, one use). Upload's
+    JSON: dataset_id, job_id (quota applies). 4xx, nothing made: expired, used, too large, deleted since.
 
-    Example: create_upload_url(history_id="f2db41e1fa331b3e", name="reads.bam") -> run its curl with
-    <file> replaced: curl ... -T ./reads.bam 'https://.../api/mcp-upload/...'
+    Example: create_upload_url(history_id="f2db41e1fa331b3e", name="reads.bam"), then run its curl.
 
-    Errors: [VALIDATION_ERROR] file_type unknown, max_bytes over the cap; [NOT_FOUND]/[AUTHORIZATION_ERROR]
-    a history you cannot write. Next: wait_for_jobs(job_ids=[job_id]); peek_dataset_content.
+    Errors: [VALIDATION_ERROR] unknown file_type, max_bytes over the cap; [NOT_FOUND] or
+    [AUTHORIZATION_ERROR] not your history. Next: wait_for_jobs(job_ids=[job_id]).
     """
     return ops.create_upload_url(history_id, name, file_type=file_type, dbkey=dbkey, max_bytes=max_bytes)
 
