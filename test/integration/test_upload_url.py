@@ -52,13 +52,25 @@ def staged_files(galaxy) -> list[str]:
     return sorted(name for name in os.listdir(Path(galaxy.data_dir) / "tmp") if name.startswith("mcp_upload_"))
 
 
-def state(galaxy, api_key, history_id) -> tuple:
+class State:
     """What a refused upload must leave as it was: every item of the history (hidden and deleted too), its
-    jobs, and the staged files in Galaxy's upload store."""
-    gx = galaxy.galaxy_url
-    contents = rest(gx, f"/api/histories/{history_id}/contents", api_key)
-    jobs = rest(gx, f"/api/jobs?history_id={history_id}&limit=500", api_key)
-    return (sorted(item["id"] for item in contents), sorted(job["id"] for job in jobs), staged_files(galaxy))
+    jobs; and no new staged file in Galaxy's upload store (another test's upload job may still remove its own)."""
+
+    def __init__(self, galaxy, api_key, history_id):
+        gx = galaxy.galaxy_url
+        self.galaxy = galaxy
+        self.items = sorted(item["id"] for item in rest(gx, f"/api/histories/{history_id}/contents", api_key))
+        self.jobs = sorted(job["id"] for job in rest(gx, f"/api/jobs?history_id={history_id}&limit=500", api_key))
+        self.staged = set(staged_files(galaxy))
+
+    def __eq__(self, before) -> bool:
+        return (self.items, self.jobs) == (before.items, before.jobs) and not (self.staged - before.staged)
+
+    def __repr__(self):
+        return f"items {self.items}, jobs {self.jobs}, staged {sorted(self.staged)}"
+
+
+state = State
 
 
 def display(galaxy, api_key, dataset_id) -> str:
@@ -88,7 +100,7 @@ def test_a_50_mb_binary_arrives_byte_for_byte_with_the_curl_line(galaxy, mcp, ap
     result = run_curl(answer, path)
     assert result["exit"] == 0, result
     assert result["bytes"] == 50 * MIB and result["history_id"] == history_id
-    details = wait_for_dataset(galaxy, api_key, result["dataset_id"], timeout=300)
+    details = wait_for_dataset(galaxy, api_key, result["dataset_id"], timeout=900)
     assert details["state"] == "ok", details
     assert details["name"] == "blob.bin" and details["file_size"] == 50 * MIB
     job = rest(galaxy.galaxy_url, f"/api/jobs/{result['job_id']}", api_key)
@@ -104,7 +116,7 @@ def test_auto_detects_the_datatype_and_the_url_is_refused_the_second_time(galaxy
     answer = upload_url(mcp, api_key, history_id, name="table.tsv")
     first = put(answer["upload_url"], b"gene\tcount\nmecA\t3\nblaZ\t17\n", answer["headers"])
     assert first.status_code == 201, first.text
-    assert wait_for_dataset(galaxy, api_key, first.json()["dataset_id"])["extension"] == "tabular"
+    assert wait_for_dataset(galaxy, api_key, first.json()["dataset_id"], timeout=900)["extension"] == "tabular"
     before = state(galaxy, api_key, history_id)
     again = put(answer["upload_url"], b"more\n")
     assert again.status_code == 409 and "used already" in again.json()["error"]
