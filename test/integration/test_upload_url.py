@@ -25,7 +25,6 @@ from galaxy_mcp_analysis.core.upload_urls import (
 )
 from galaxy_mcp_analysis.testing import (
     create_user,
-    error_text,
     rest,
 )
 from galaxy_mcp_analysis.testing.audit import last_audit_line
@@ -133,8 +132,8 @@ def test_over_the_cap_is_refused_before_and_while_streaming(galaxy, mcp, api_key
     cut = put(streamed["upload_url"], chunks)
     assert cut.status_code == 413 and "used up" in cut.json()["error"], cut.text
     assert state(galaxy, api_key, history_id) == before
-    result = mcp.call("create_upload_url", history_id=history_id, name="x", max_bytes=10**15, api_key=api_key)
-    assert result.is_error and error_text(result).startswith("[VALIDATION_ERROR] max_bytes=")
+    error = mcp.call_error("create_upload_url", history_id=history_id, name="x", max_bytes=10**15, api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] max_bytes=")
 
 
 def test_expired_and_tampered_urls_are_refused(galaxy, mcp, api_key, history_id):
@@ -159,8 +158,8 @@ def test_expired_and_tampered_urls_are_refused(galaxy, mcp, api_key, history_id)
 def test_another_users_history_is_refused_by_the_tool_and_by_the_route(galaxy, mcp, api_key, other_user_key,
                                                                         history_id):
     before = state(galaxy, api_key, history_id)
-    result = mcp.call("create_upload_url", history_id=history_id, name="x", api_key=other_user_key)
-    assert result.is_error and error_text(result).split("]")[0][1:] in ("NOT_FOUND", "AUTHORIZATION_ERROR")
+    error = mcp.call_error("create_upload_url", history_id=history_id, name="x", api_key=other_user_key)
+    assert error.split("]")[0][1:] in ("NOT_FOUND", "AUTHORIZATION_ERROR"), error
     # A token for the owner's history naming the other user (as if made by that user): the route asks Galaxy.
     key = key_of(galaxy)
     own = mcp.call_ok("create_history", name="other's", api_key=other_user_key)["id"]
@@ -192,5 +191,5 @@ def test_a_deleted_history_or_account_is_refused(galaxy, mcp, api_key, history_i
 
 @pytest.mark.parametrize("file_type", ["no_such_type"])
 def test_an_unknown_file_type_is_refused_by_the_tool(mcp, api_key, history_id, file_type):
-    result = mcp.call("create_upload_url", history_id=history_id, name="x", file_type=file_type, api_key=api_key)
-    assert result.is_error and error_text(result).startswith("[VALIDATION_ERROR] file_type")
+    error = mcp.call_error("create_upload_url", history_id=history_id, name="x", file_type=file_type, api_key=api_key)
+    assert error.startswith("[VALIDATION_ERROR] file_type"), error
