@@ -28,8 +28,12 @@ from galaxy_mcp_analysis.testing import (
     rest,
 )
 from galaxy_mcp_analysis.testing.audit import last_audit_line
+from galaxy_mcp_analysis.testing.memory import PeakRss
 
 MIB = 1 << 20
+#: The server's peak memory growth while a 50 MiB body streams in: its 1 MiB writes and the fetch, far below
+#: the body's size (held in memory, it would be at least 50 MiB).
+UPLOAD_MEMORY_BUDGET = 20 * MIB
 
 
 def key_of(galaxy) -> bytes:
@@ -96,8 +100,11 @@ def test_a_50_mb_binary_arrives_byte_for_byte_with_the_curl_line(galaxy, mcp, ap
     answer = upload_url(mcp, api_key, history_id, name="blob.bin", file_type="data")
     assert answer["method"] == "PUT" and answer["max_bytes"] >= 50 * MIB and "<file>" in answer["curl"]
     assert api_key not in answer["upload_url"] and api_key not in answer["curl"]
-    result = run_curl(answer, path)
+    with PeakRss(galaxy.process.pid) as rss:  # the server process that receives the body
+        result = run_curl(answer, path)
     assert result["exit"] == 0, result
+    print(f"\nserver peak RSS growth while receiving 50 MiB: {rss.growth / MIB:.1f} MiB")
+    assert rss.growth < UPLOAD_MEMORY_BUDGET, f"{rss.growth / MIB:.1f} MiB: the body was held in memory"
     assert result["bytes"] == 50 * MIB and result["history_id"] == history_id
     details = wait_for_dataset(galaxy, api_key, result["dataset_id"], timeout=900)
     assert details["state"] == "ok", details
