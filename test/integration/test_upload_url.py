@@ -115,7 +115,8 @@ def test_a_50_mb_binary_arrives_byte_for_byte_with_the_curl_line(galaxy, mcp, ap
     assert display(galaxy, api_key, result["dataset_id"]) == digest
     assert staged_files(galaxy) == []  # the upload job removed Galaxy's staged copy
     line = last_audit_line(galaxy.audit_log)
-    assert line["phase"] == "upload" and line["created"] == [result["dataset_id"]] and line["jobs"] == [result["job_id"]]
+    assert line["phase"] == "upload" and line["created"] == [result["dataset_id"]]
+    assert line["jobs"] == [result["job_id"]]
 
 
 def test_auto_detects_the_datatype_and_the_url_is_refused_the_second_time(galaxy, mcp, api_key, history_id):

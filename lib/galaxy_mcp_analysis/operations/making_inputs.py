@@ -174,7 +174,8 @@ class MakingInputs:
         history = self.lookup.history(history_id, "write")
         if history.deleted:
             raise AnalysisError(ErrorCode.CONFLICT, f"History {history_id} is deleted; nothing is uploaded into it.",
-                                "Create a new history with create_history(name), or restore this one in Galaxy and ask again.")
+                                "Create a new history with create_history(name), or restore this one in Galaxy "
+                                "and ask again.")
         return history
 
     def _fetch_into_history(
