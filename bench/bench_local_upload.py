@@ -10,6 +10,7 @@ resident memory of the Galaxy server's whole process group is sampled every 20 m
 baseline says whether the body is held in memory (a 200 MiB body would show as about 200 MiB).
 """
 
+import base64
 import os
 import threading
 import time
@@ -104,7 +105,7 @@ def run(galaxy, mcp, workdir: Path, size_mib: int, reps: int) -> dict:
     def tus() -> str:
         created = client.post(f"{gx}/api/upload/resumable_upload/", headers={
             "Tus-Resumable": "1.0.0", "Upload-Length": str(size),
-            "Upload-Metadata": "filename " + __import__("base64").b64encode(path.name.encode()).decode()})
+            "Upload-Metadata": "filename " + base64.b64encode(path.name.encode()).decode()})
         created.raise_for_status()
         location = created.headers["location"]
         location = location if location.startswith("http") else f"{gx}{location}"

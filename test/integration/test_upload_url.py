@@ -21,7 +21,6 @@ from galaxy_mcp_analysis.core.upload_urls import (
     make_token,
     read_token,
     signing_key,
-    UploadClaims,
 )
 from galaxy_mcp_analysis.testing import (
     create_user,
