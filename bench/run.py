@@ -35,6 +35,7 @@ import bench_progress  # noqa: E402
 import bench_profile  # noqa: E402
 import bench_reading  # noqa: E402
 import bench_tool_inputs  # noqa: E402
+import bench_local_upload  # noqa: E402
 import bench_upload  # noqa: E402
 import bench_workflows  # noqa: E402
 import standalone_galaxy_mcp  # noqa: E402
@@ -82,6 +83,8 @@ def parse_args(argv):
     parser.add_argument("--concurrency-calls", type=int, default=160,
                         help="calls per concurrency level, split among its clients (160)")
     parser.add_argument("--upload-reps", type=int, default=10, help="pasted uploads on each side (10)")
+    parser.add_argument("--local-upload-mib", type=int, default=200, help="size of the local file uploaded (200)")
+    parser.add_argument("--local-upload-reps", type=int, default=3, help="local-file uploads each way (3)")
     parser.add_argument("--collection-sizes", type=int_list, default=[1000, 10000], help="list sizes (1000,10000)")
     parser.add_argument("--collection-reps", type=int, default=5, help="repetitions per list size (5)")
     parser.add_argument("--tool-inputs-reps", type=int, default=20, help="tool inputs: calls per figure (20)")
@@ -180,6 +183,9 @@ def patched_phase(args, workdir: Path, script, results: dict) -> None:
                     args.clients, args.concurrency_calls)
         if "upload" in only:
             section("upload", "pasted upload to ok", results, bench_upload.run, galaxy, mcp, args.upload_reps)
+            section("local_upload", f"a {args.local_upload_mib} MiB local file: upload URL vs Galaxy's upload APIs",
+                    results, bench_local_upload.run, galaxy, mcp, workdir, args.local_upload_mib,
+                    args.local_upload_reps)
         if "collections" in only:
             section("collections", "collections", results, bench_collections.run, galaxy, mcp,
                     args.collection_sizes, args.collection_reps)
@@ -335,6 +341,11 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
         rows.append((f"{clients} concurrent clients: calls/s", figures["calls_per_s"], "(report)"))
         rows.append((f"{clients} concurrent clients: p95 ms", figures["p95_ms"], "(report)"))
         rows.append((f"{clients} concurrent clients: errors", len(figures["errors"]), "0"))
+    local = results.get("local_upload") or {}
+    if "answer_over_tus" in local:
+        rows.append(("local file: upload URL / Galaxy's tus upload, to ok", local["ok_over_tus"], "within 1.1"))
+        rows.append(("local file: upload URL / Galaxy's multipart fetch, to ok", local["ok_over_fetch_multipart"],
+                     "within 1.1"))
     upload = results.get("upload") or {}
     if upload:
         rows.append(("pasted upload to ok, wait_for_jobs / REST polling", upload["wait_for_jobs_over_rest"], "about 1"))

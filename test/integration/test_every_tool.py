@@ -68,7 +68,8 @@ def test_every_served_tool_has_its_facts(listed):
     assert set(TOOL_FACTS) - set(listed) == set(), "facts of a tool not served"
     starting = {name for name, facts in TOOL_FACTS.items() if facts.starts_jobs}
     assert starting == {"run_tool", "rerun_job", "invoke_workflow", "upload_file_from_url", "create_dataset_from_text",
-                        "run_user_tool", "create_collection"}  # create_collection: its pasted elements' upload
+                        "run_user_tool", "create_collection",  # create_collection: its pasted elements' upload
+                        "create_upload_url"}  # its URL's upload job (class creates_jobs: a policy can deny it)
     assert {name: facts.runs.kind for name, facts in TOOL_FACTS.items() if facts.runs} == {
         "run_tool": "tool", "rerun_job": "job", "invoke_workflow": "workflow", "run_user_tool": "user_tool"}
     for name, facts in TOOL_FACTS.items():  # the argument that names what a call runs, purges with, is the tool's
@@ -89,6 +90,7 @@ def test_annotations_declare_the_hints_of_each_kind_of_tool(listed):
     assert {name for name in listed if name.startswith(("get_", "list_", "search_"))} <= read_only
     assert all(hints[name].idempotent_hint and not hints[name].destructive_hint for name in read_only)
     for name in ("run_tool", "upload_file_from_url", "create_dataset_from_text", "create_collection", "create_history",
+                 "create_upload_url",
                  "invoke_workflow", "run_user_tool", "create_page", "update_page", "import_workflow_from_iwc"):
         assert not hints[name].read_only_hint and not hints[name].idempotent_hint, name
     assert {name for name, a in hints.items() if a.destructive_hint} == {

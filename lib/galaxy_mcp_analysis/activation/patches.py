@@ -34,6 +34,10 @@ from galaxy_mcp_analysis.activation.error_reporting import (
     check_coded_errors,
     check_plain_logging,
 )
+from galaxy_mcp_analysis.activation.local_uploads import (
+    apply_upload_route,
+    check_upload_route,
+)
 from galaxy_mcp_analysis.activation.oauth_signin import (
     apply_oauth,
     check_oauth,
@@ -235,5 +239,13 @@ PATCHES: tuple[Patch, ...] = (
                  "for /api/mcp on Galaxy's login; a verified access token stands for its user in that request."),
         check=check_oauth,
         apply=apply_oauth,
+    ),
+    Patch(
+        id="mcp-upload-route",
+        target="galaxy.webapps.galaxy.fast_app.include_mcp",
+        summary=("PUT/POST /api/mcp-upload/{token}: the one-time URLs of create_upload_url stream a file to Galaxy's "
+                 "upload store and hand it to Galaxy's fetch as the token's user."),
+        check=check_upload_route,
+        apply=apply_upload_route,
     ),
 )

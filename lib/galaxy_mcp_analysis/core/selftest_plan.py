@@ -54,6 +54,7 @@ PLAN = (
     Step("create_history", needs=("user",), makes=("history",)),
     Step("update_history", needs=("history",)),
     Step("create_dataset_from_text", needs=("history",), makes=("pasted",)),
+    Step("create_upload_url", needs=("pasted",), note="one PUT of a small file"),
     Step("wait_for_jobs", needs=("pasted",), makes=("uploaded",), note="uploads"),
     Step("get_dataset_details", needs=("uploaded",)),
     Step("create_collection", needs=("uploaded",), makes=("collection",)),

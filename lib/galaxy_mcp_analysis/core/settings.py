@@ -40,6 +40,10 @@ class Settings:
     #: Upper bound on the UTF-8 size of ``create_dataset_from_text`` content, and of one ``create_collection``
     #: call's pasted contents together; larger content is refused.
     max_paste_bytes: int = MIB
+    #: Largest file one ``create_upload_url`` URL takes (a caller may ask for less, never more).
+    max_upload_bytes: int = 50 * 1024 * MIB
+    #: How long an upload URL stays valid, in seconds (10 s to 24 h).
+    upload_url_seconds: int = field(default=900, metadata={"bounds": (10, DAY)})
     #: Start even on a Galaxy release or shape the self-checks did not verify (skips failing patches).
     allow_unverified: bool = False
     #: The admin's policy file (rules, limits, masks, tool sets); unset: galaxy.yml's option, else no policy.

@@ -102,11 +102,6 @@ def analysis_tool(
 
 def operations_for(gx_app, api_key: str):
     """The caller's operations manager, built the way Galaxy's own MCP tools build theirs, for the request's caller."""
-    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
-    from galaxy.work.context import SessionRequestContext
-
-    from galaxy_mcp_analysis.operations import AnalysisOperationsManager
-
     if not api_key:
         raise AnalysisError(
             ErrorCode.AUTHENTICATION_ERROR,
@@ -124,6 +119,16 @@ def operations_for(gx_app, api_key: str):
             "This API key does not belong to a Galaxy user account.",
             "Use a user's API key; the bootstrap admin key cannot own histories or datasets.",
         )
+    return operations_for_user(gx_app, user)
+
+
+def operations_for_user(gx_app, user):
+    """An operations manager acting as ``user`` (a Galaxy ``User``), as Galaxy's MCP tools build theirs."""
+    from galaxy.webapps.galaxy.api import mcp as galaxy_mcp
+    from galaxy.work.context import SessionRequestContext
+
+    from galaxy_mcp_analysis.operations import AnalysisOperationsManager
+
     base_url = gx_app.config.galaxy_infrastructure_url
     trans = SessionRequestContext(
         app=gx_app,

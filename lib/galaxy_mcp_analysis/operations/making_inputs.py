@@ -13,7 +13,9 @@ make a collection that stays unpopulated until the upload job ends, which
 ``run_tool`` cannot map over until then ("An input collection is not populated").
 """
 
+import datetime
 import difflib
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +24,7 @@ from galaxy.model import HistoryDatasetCollectionAssociation
 from galaxy.schema.fetch_data import (
     DataElementsTarget,
     FetchDataPayload,
+    FileDataElement,
     HdaDestination,
     PastedDataElement,
     UrlDataElement,
@@ -45,7 +48,18 @@ from galaxy_mcp_analysis.core.errors import (
     ErrorCode,
 )
 from galaxy_mcp_analysis.core.pasted_text import paste_problem
+from galaxy_mcp_analysis.core.oauth import public_base
 from galaxy_mcp_analysis.core.storable import check_storable
+from galaxy_mcp_analysis.core.upload_urls import (
+    allowed_bytes,
+    curl_line,
+    make_token,
+    name_problem,
+    new_nonce,
+    ROUTE_PREFIX,
+    signing_key,
+    UploadClaims,
+)
 from galaxy_mcp_analysis.operations.galaxy_tags import is_galaxy_tag
 from galaxy_mcp_analysis.operations.lookup import problem_line
 
@@ -111,6 +125,66 @@ class MakingInputs:
         """Galaxy's URL upload, now one element kind of the shared fetch request."""
         element = UrlDataElement(src="url", url=url, ext=file_type, dbkey=dbkey, name=file_name)
         return self._fetch_into_history(history_id, [element])
+
+    # ---- Local files: a one-time upload URL, then Galaxy's fetch of the staged bytes ----------
+
+    def create_upload_url(
+        self, history_id: str, name: str, file_type: str = "auto", dbkey: str = "?", max_bytes: int | None = None
+    ) -> dict[str, Any]:
+        """A signed, one-time URL that takes one file's bytes into this history (uploads.route receives them)."""
+        try:
+            size = allowed_bytes(max_bytes, self.settings.max_upload_bytes)
+        except ValueError as problem:
+            raise AnalysisError(ErrorCode.VALIDATION_ERROR, str(problem),
+                                "Leave max_bytes out for the server's cap, or pass a smaller value.") from None
+        if problem := name_problem(name):
+            raise AnalysisError(ErrorCode.VALIDATION_ERROR, problem, "Pass the file's name, e.g. name='reads.bam'.")
+        check_storable(name=name, dbkey=dbkey, file_type=file_type)
+        self.check_file_type(file_type)
+        self.history_to_upload_into(history_id)
+        expires = int(time.time()) + self.settings.upload_url_seconds
+        claims = UploadClaims(history_id, self._encode_id(self.trans.user.id), name, file_type, dbkey, size, expires,
+                              new_nonce())
+        config = self.app.config
+        url = public_base(config.galaxy_infrastructure_url, config.galaxy_url_prefix) + ROUTE_PREFIX + make_token(
+            signing_key(config.id_secret), claims)
+        headers = {"Content-Type": "application/octet-stream"}
+        return {
+            "upload_url": url,
+            "method": "PUT",
+            "headers": headers,
+            "expires_at": datetime.datetime.fromtimestamp(expires, datetime.timezone.utc).isoformat(),
+            "expires_in_seconds": self.settings.upload_url_seconds,
+            "max_bytes": size,
+            "curl": curl_line(url, "PUT", headers),
+            "history_id": history_id,
+            "name": name,
+            "file_type": file_type,
+        }
+
+    def fetch_staged_upload(self, claims: UploadClaims, session_id: str) -> dict[str, Any]:
+        """Galaxy's fetch of a file staged in its upload store (as its resumable upload hands one over:
+        ``files_0|file_data: {session_id}``, element ``src: files``); the job removes the staged file."""
+        self.history_to_upload_into(claims.history_id)
+        element = FileDataElement(src="files", name=claims.name, ext=claims.file_type, dbkey=claims.dbkey)
+        payload = FetchDataPayload(
+            history_id=claims.history_id,
+            targets=[DataElementsTarget(destination=HdaDestination(type="hdas"), elements=[element])],
+            **{"files_0|file_data": {"session_id": session_id, "name": claims.name}},
+        )
+        result = self._encode_ids_in_response(self.tools_service.create_fetch(self.trans, payload))
+        (output,) = result["outputs"]
+        return {"dataset_id": output["id"], "hid": output["hid"], "name": output["name"],
+                "job_id": result["jobs"][0]["id"], "state": output["state"], "history_id": claims.history_id,
+                "file_type": claims.file_type}
+
+    def history_to_upload_into(self, history_id: str):
+        history = self.lookup.history(history_id, "write")
+        if history.deleted:
+            raise AnalysisError(ErrorCode.CONFLICT, f"History {history_id} is deleted; nothing is uploaded into it.",
+                                "Create a new history with create_history(name), or restore this one in Galaxy "
+                                "and ask again.")
+        return history
 
     def _fetch_into_history(
         self, history_id: str, elements: list[PastedDataElement] | list[UrlDataElement]

@@ -16,6 +16,8 @@ from galaxy_mcp_analysis.core.selftest_plan import MAPPED_TOOL
 #: Two pasted tables: the mapped tool drops the first line, so "second" ends ok but empty.
 TABLES = {"first": "alpha\tbeta\ngamma\tdelta\nepsilon\tzeta\n", "second": "omega\tlast\n"}
 COLLECTION_NAME = "selftest list"
+#: The file create_upload_url's step sends through its URL.
+UPLOADED = b"uploaded through a one-time URL\n"
 WAIT_SECONDS = 110
 #: A wait is repeated while it times out, up to this many calls (a loaded Galaxy's first upload is slow).
 WAIT_CALLS = 4
@@ -104,6 +106,21 @@ async def paste(call, made):
         pasted[name], jobs = answer["dataset_id"], jobs + [answer["job_id"]]
     made["pasted"], made["upload_jobs"] = pasted, jobs
     return f"{len(pasted)} datasets"
+
+
+@step("create_upload_url (one PUT of a small file)")
+async def upload_url(call, made):
+    import httpx
+
+    answer = await call("create_upload_url", history_id=made["history"], name="selftest upload.txt", file_type="txt")
+    async with httpx.AsyncClient(timeout=60) as client:
+        response = await client.request(answer["method"], answer["upload_url"], headers=answer["headers"],
+                                         content=UPLOADED)
+    check(response.status_code == 201, f"the upload URL answered {response.status_code}: {response.text[:300]}")
+    uploaded = response.json()
+    check(uploaded.get("bytes") == len(UPLOADED) and uploaded.get("job_id"), f"the upload answered {uploaded}")
+    made["upload_jobs"] = made["upload_jobs"] + [uploaded["job_id"]]  # waited for with the pasted ones
+    return f"{uploaded['bytes']} bytes, dataset {uploaded['dataset_id']}"
 
 
 @step("wait_for_jobs (uploads)")

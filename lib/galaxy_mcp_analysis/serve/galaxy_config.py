@@ -83,6 +83,8 @@ def galaxy_settings(
         "involucro_auto_init": False,
         "watch_tools": "false",
         "allow_user_creation": True,
+        # An admin may delete an account (test_upload_url: an upload URL of a deleted account is refused).
+        "allow_user_deletion": True,
         "log_level": "INFO",
         # URL uploads from a test HTTP server on loopback are refused otherwise.
         "fetch_url_allowlist": ["127.0.0.0/24"],

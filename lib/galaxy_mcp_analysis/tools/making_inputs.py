@@ -51,6 +51,29 @@ def create_dataset_from_text(
                                         column_names=column_names, header=header)
 
 
+@analysis_tool(title="Create a one-time upload URL", read_only=False, starts_jobs=True)
+def create_upload_url(
+    ops,
+    history_id: HistoryId,
+    name: Annotated[str, Field(description="The dataset's name.")],
+    file_type: Annotated[str, Field(description="Datatype extension, or 'auto' (detected).")] = "auto",
+    dbkey: Annotated[str, Field(description="Genome build; '?' unknown.")] = "?",
+    max_bytes: Annotated[int | None, Field(description="Size cap; default and most: the server's.")] = None,
+) -> dict[str, Any]:
+    """A one-time URL that uploads a local file of any size into a history (for a client with a shell).
+
+    Returns upload_url, method, headers, expires_at (minutes away), max_bytes, curl (the exact command;
+    <file> stands for the path). The URL is its own credential (this history, size, one use). Upload's
+    JSON: dataset_id, job_id (quota applies). 4xx, nothing made: expired, used, too large, deleted since.
+
+    Example: create_upload_url(history_id="f2db41e1fa331b3e", name="reads.bam"), then run its curl.
+
+    Errors: [VALIDATION_ERROR] unknown file_type, max_bytes over the cap; [NOT_FOUND] or
+    [AUTHORIZATION_ERROR] not your history. Next: wait_for_jobs(job_ids=[job_id]).
+    """
+    return ops.create_upload_url(history_id, name, file_type=file_type, dbkey=dbkey, max_bytes=max_bytes)
+
+
 # Only its pasted form starts a job (the upload): a rule denying creates_jobs leaves the plain form usable.
 @analysis_tool(title="Create dataset collection", read_only=False, starts_jobs=pastes, effects={
     "created": (("result.collection_id", "collection"), ("result.copied_elements[].copy_id", "dataset"),
