@@ -234,6 +234,8 @@ def example_row(tool: str) -> Row:
 #: any reader make, a listing that shows or hides an item, a finished job's refusal, a new name keeping the marker).
 HAND_WRITTEN = [
     Row("update_page", "title", WRITE, lambda i, w, c: {"page_id": i.page_id, "title": "renamed"}),
+    # A datatype change: Galaxy's metadata job runs for the owner (the example only renames).
+    Row("update_dataset", "file type", WRITE, lambda i, w, c: {"dataset_id": i.spare_id, "file_type": "tabular"}),
     Row("get_job_errors", "job", READ, lambda i, w, c: {"job_id": i.job_id}, lambda i: f"/api/jobs/{i.job_id}?full=true"),
     Row("get_job_errors", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
         lambda i: f"/api/datasets/{i.dataset_id}"),

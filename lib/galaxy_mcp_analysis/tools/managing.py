@@ -132,7 +132,7 @@ def update_history(
 
 @analysis_tool(title="Update a dataset", read_only=False, idempotent=True,
                effects={"changed": (("arguments.dataset_id", "dataset"),)},
-               example={"dataset_id": Item("spare_dataset"), "name": "renamed", "file_type": "tabular"})
+               example={"dataset_id": Item("spare_dataset"), "name": "renamed"})
 def update_dataset(
     ops,
     dataset_id: DatasetId,
