@@ -27,6 +27,10 @@ from conftest import (
     fetch,
     patch_set_tools,
 )
+from galaxy_mcp_analysis.core.tool_facts import (
+    example_call,
+    example_items,
+)
 from galaxy_mcp_analysis.testing import (
     error_text,
     rest,
@@ -35,6 +39,7 @@ from galaxy_mcp_analysis.testing.audit import (
     complete,
     last_audit_line,
 )
+from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 LEVELS = ("private", "shared", "published")
 CALLERS = ("owner", "other", "bad_key", "no_key")
@@ -192,26 +197,52 @@ def own_history(world: World, caller: str) -> str:
     return world.scratch.get(world.key(caller) or "", world.scratch[world.owner])
 
 
-ROWS = [
-    Row("peek_dataset_content", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
-        lambda i: f"/api/datasets/{i.dataset_id}"),
+#: Each kind of item an example call names (core.tool_facts.ITEM_KINDS): where a set of items keeps it, and, for a
+#: read, the REST path whose answer for the caller decides.
+ITEM_FIELDS = {"history": "history_id", "dataset": "dataset_id", "collection": "collection_id", "job": "job_id",
+               "page": "page_id", "revision": "revision_id", "workflow": "workflow_id", "invocation": "invocation_id",
+               "url": "url", "spare_dataset": "spare_id", "spare_page": "spare_page_id",
+               "spare_workflow": "spare_workflow_id"}
+ORACLES = {
+    "history": lambda i: f"/api/histories/{i.history_id}",
+    "dataset": lambda i: f"/api/datasets/{i.dataset_id}",
+    "collection": lambda i: f"/api/dataset_collections/{i.collection_id}?instance_type=history",
+    "job": lambda i: f"/api/jobs/{i.job_id}",
+    "page": lambda i: f"/api/pages/{i.page_id}",
+    "revision": lambda i: f"/api/pages/{i.page_id}/revisions/{i.revision_id}",
+    "workflow": lambda i: f"/api/workflows/{i.workflow_id}",
+    "invocation": lambda i: f"/api/invocations/{i.invocation_id}",
+}
+
+
+def example_row(tool: str) -> Row:
+    """The row of a tool's declared example call (ToolFacts.example) on a set of items: a write if the tool is not
+    read-only, else a read decided by the last item it names (a listing when it names none)."""
+    facts = TOOL_FACTS[tool]
+    kinds = example_items(facts.example)
+    arguments = lambda i, w, c: example_call(facts.example, {kind: getattr(i, field)  # noqa: E731
+                                                               for kind, field in ITEM_FIELDS.items()})
+    if not facts.read_only:
+        return Row(tool, kinds[0] if kinds else "no item", WRITE, arguments)
+    if not kinds:
+        return Row(tool, "no item", LISTING, arguments)
+    return Row(tool, kinds[-1], READ, arguments, ORACLES[kinds[-1]])
+
+
+#: Rows written here: a second form of call (another item, another caller's history), and the tools whose example
+#: row would expect the wrong thing (a read-only dry run that must run in the caller's history, a write Galaxy lets
+#: any reader make, a listing that shows or hides an item, a finished job's refusal, a new name keeping the marker).
+HAND_WRITTEN = [
+    Row("update_page", "title", WRITE, lambda i, w, c: {"page_id": i.page_id, "title": "renamed"}),
+    # A datatype change: Galaxy's metadata job runs for the owner (the example only renames).
+    Row("update_dataset", "file type", WRITE, lambda i, w, c: {"dataset_id": i.spare_id, "file_type": "tabular"}),
     Row("get_job_errors", "job", READ, lambda i, w, c: {"job_id": i.job_id}, lambda i: f"/api/jobs/{i.job_id}?full=true"),
     Row("get_job_errors", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
         lambda i: f"/api/datasets/{i.dataset_id}"),
-    Row("wait_for_jobs", "job", READ, lambda i, w, c: {"job_ids": [i.job_id], "timeout_seconds": 0},
-        lambda i: f"/api/jobs/{i.job_id}"),
     Row("wait_for_jobs", "history", READ, lambda i, w, c: {"history_id": i.history_id, "timeout_seconds": 0},
         lambda i: f"/api/histories/{i.history_id}"),
-    Row("get_job_status", "job", READ, lambda i, w, c: {"job_id": i.job_id}, lambda i: f"/api/jobs/{i.job_id}"),
-    Row("get_job_details", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
-        lambda i: f"/api/datasets/{i.dataset_id}"),
-    Row("download_dataset", "dataset", READ, lambda i, w, c: {"dataset_id": i.dataset_id},
-        lambda i: f"/api/datasets/{i.dataset_id}"),
-    Row("get_page", "page", READ, lambda i, w, c: {"page_id": i.page_id}, lambda i: f"/api/pages/{i.page_id}"),
     Row("list_page_revisions", "page", READ, lambda i, w, c: {"page_id": i.page_id},
         lambda i: f"/api/pages/{i.page_id}/revisions"),
-    Row("get_page_revision", "page", READ, lambda i, w, c: {"page_id": i.page_id, "revision_id": i.revision_id},
-        lambda i: f"/api/pages/{i.page_id}/revisions/{i.revision_id}"),
     Row("list_pages", "history", LISTING,
         lambda i, w, c: {"history_id": i.history_id, "show_shared": True, "show_published": True},
         lambda i: f"/api/pages?history_id={i.history_id}&show_shared=true&show_published=true"),
@@ -223,13 +254,6 @@ ROWS = [
     Row("create_page", "embed", READ, lambda i, w, c: {"title": "t", "slug": f"s-{uuid.uuid4().hex[:12]}",
                                                      "content": dataset_embed(i)},
         lambda i: f"/api/datasets/{i.dataset_id}"),
-    Row("update_page", "page", WRITE, lambda i, w, c: {"page_id": i.page_id, "content": "# overwritten\n"}),
-    Row("update_page", "title", WRITE, lambda i, w, c: {"page_id": i.page_id, "title": "renamed"}),
-    Row("revert_page_revision", "page", WRITE, lambda i, w, c: {"page_id": i.page_id, "revision_id": i.revision_id}),
-    Row("create_dataset_from_text", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "content": "x\n"}),
-    Row("create_collection", "history", WRITE, lambda i, w, c: {
-        "history_id": i.history_id, "collection_type": "list",
-        "element_identifiers": [{"name": "a", "src": "hda", "id": i.dataset_id}]}),
     # Pasted elements: uploaded into the history, so refused exactly like a paste into it.
     Row("create_collection", "pasted", WRITE, lambda i, w, c: {
         "history_id": i.history_id, "collection_type": "list",
@@ -243,62 +267,26 @@ ROWS = [
         "history_id": own_history(w, c), "collection_type": "list:list",
         "element_identifiers": [{"name": "a", "src": "hdca", "id": i.collection_id}]},
         lambda i: f"/api/dataset_collections/{i.collection_id}?instance_type=history"),
-    Row("run_tool", "history", WRITE, lambda i, w, c: {
-        "history_id": i.history_id, "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}}),
     Row("run_tool", "input", READ, lambda i, w, c: {
         "history_id": own_history(w, c), "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}},
         lambda i: f"/api/datasets/{i.dataset_id}"),
-    # An upload URL only names its history: refused exactly like a paste into it (the URL's use: test_upload_url.py).
-    Row("create_upload_url", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "name": "local.bin"}),
-    Row("upload_file_from_url", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "url": i.url}),
-    Row("get_tool_details", "no item", LISTING, lambda i, w, c: {"tool_id": "Cut1", "io_details": True}),
-    Row("get_tool_run_examples", "no item", LISTING, lambda i, w, c: {"tool_id": "sort1"}),
-    Row("get_tool_help", "no item", LISTING, lambda i, w, c: {"tool_id": "Grep1"}),
-    Row("get_tool_versions", "no item", LISTING, lambda i, w, c: {"tool_id": "Grep1"}),
-    Row("get_tool_citations", "no item", LISTING, lambda i, w, c: {"tool_id": "sort1"}),
-    Row("search_tools_by_keywords", "no item", LISTING, lambda i, w, c: {"keywords": ["sort"]}),
-    Row("get_server_info", "no item", LISTING, lambda i, w, c: {}),
-    Row("get_tool_input_schema", "history", READ, lambda i, w, c: {"tool_id": "cat1", "history_id": i.history_id},
-        lambda i: f"/api/histories/{i.history_id}"),
     # A dry run of run_tool: the history must be the caller's to run in, the inputs the caller's to read.
     Row("check_tool_inputs", "history", WRITE, lambda i, w, c: {
         "history_id": i.history_id, "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}}),
     Row("check_tool_inputs", "input", READ, lambda i, w, c: {
         "history_id": own_history(w, c), "tool_id": "cat1", "inputs": {"input1": {"src": "hda", "id": i.dataset_id}}},
         lambda i: f"/api/datasets/{i.dataset_id}"),
-    # Managing what was run and made (issue 16).
-    Row("list_jobs", "history", READ, lambda i, w, c: {"history_id": i.history_id},
-        lambda i: f"/api/histories/{i.history_id}"),
-    Row("get_job_parameters", "job", READ, lambda i, w, c: {"job_id": i.job_id}, lambda i: f"/api/jobs/{i.job_id}"),
-    Row("rerun_job", "history", WRITE, lambda i, w, c: {"job_id": i.job_id}),
     # Into the caller's own history: allowed exactly when the caller may read the job (and so its input).
     Row("rerun_job", "own history", READ, lambda i, w, c: {"job_id": i.job_id, "history_id": own_history(w, c)},
         lambda i: f"/api/jobs/{i.job_id}"),
     Row("rerun_job", "replace outputs", WRITE, lambda i, w, c: {"job_id": i.job_id, "replace_outputs": True}),
     Row("cancel_job", "job", WRITE, lambda i, w, c: {"job_id": i.job_id}, owner_code="CONFLICT"),
-    Row("update_dataset", "dataset", WRITE, lambda i, w, c: {"dataset_id": i.spare_id, "name": "renamed",
-                                                            "file_type": "tabular"}),
     # The new name keeps the set's marker: what other callers must never see stays in the collection's name.
     Row("update_collection", "collection", WRITE, lambda i, w, c: {"collection_id": i.collection_id,
                                                                   "name": f"{i.marker}-renamed", "tags": ["matrix"]}),
-    Row("delete_history_items", "history", WRITE, lambda i, w, c: {
-        "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
-    Row("restore_history_items", "history", WRITE, lambda i, w, c: {
-        "history_id": i.history_id, "items": [{"src": "hda", "id": i.spare_id}]}),
-    # Issue 43: a history's name, annotation and tags; deleting and restoring a page or a workflow (the set's
-    # spare ones: a shared or published one of another user stays as it was); every dataset of a collection.
+    # A history's name, annotation and tags, by each caller; the new name keeps the set's marker.
     Row("update_history", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "name": f"{i.marker}-history",
                                                             "annotation": f"by {c}", "tags": [f"by_{c}"]}),
-    Row("delete_page", "page", WRITE, lambda i, w, c: {"page_id": i.spare_page_id}),
-    Row("restore_page", "page", WRITE, lambda i, w, c: {"page_id": i.spare_page_id}),
-    Row("delete_workflow", "workflow", WRITE, lambda i, w, c: {"workflow_id": i.spare_workflow_id}),
-    Row("restore_workflow", "workflow", WRITE, lambda i, w, c: {"workflow_id": i.spare_workflow_id}),
-    Row("peek_collection_content", "collection", READ, lambda i, w, c: {"collection_id": i.collection_id},
-        lambda i: f"/api/dataset_collections/{i.collection_id}?instance_type=history"),
-    Row("peek_datasets_content", "dataset", READ, lambda i, w, c: {"dataset_ids": [i.dataset_id]},
-        lambda i: f"/api/datasets/{i.dataset_id}"),
-    Row("get_workflow_input_schema", "workflow", READ, lambda i, w, c: {"workflow_id": i.workflow_id},
-        lambda i: f"/api/workflows/{i.workflow_id}"),
     Row("check_workflow_inputs", "workflow", READ, lambda i, w, c: {
         "workflow_id": i.workflow_id, "history_id": own_history(w, c), "inputs": {}},
         lambda i: f"/api/workflows/{i.workflow_id}"),
@@ -307,14 +295,16 @@ ROWS = [
         "workflow_id": i.workflow_id, "history_id": own_history(w, c),
         "inputs": {"table": {"src": "hda", "id": i.dataset_id}}},
         lambda i: f"/api/workflows/{i.workflow_id}"),
-    Row("get_invocation_details", "invocation", READ, lambda i, w, c: {"invocation_id": i.invocation_id},
-        lambda i: f"/api/invocations/{i.invocation_id}"),
     Row("wait_for_jobs", "invocation", READ, lambda i, w, c: {"invocation_id": i.invocation_id, "timeout_seconds": 0},
         lambda i: f"/api/invocations/{i.invocation_id}"),
-    Row("create_workflow_from_history", "history", WRITE, lambda i, w, c: {"history_id": i.history_id, "name": "x"}),
     Row("create_workflow", "no item", LISTING, lambda i, w, c: {"dry_run": True, "definition": {
         "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}}),
 ]
+#: Tools whose only rows are HAND_WRITTEN (the others also get their example's row).
+NO_EXAMPLE_ROW = {"get_job_errors", "list_page_revisions", "list_pages", "validate_page_content", "create_page",
+                  "check_tool_inputs", "cancel_job", "update_collection", "update_history", "check_workflow_inputs",
+                  "invoke_workflow", "create_workflow"}
+ROWS = [*(example_row(tool) for tool in sorted(patch_set_tools() - NO_EXAMPLE_ROW)), *HAND_WRITTEN]
 
 
 def row_id(row: Row) -> str:
@@ -446,8 +436,9 @@ ABOUT_ONE_ITEM = {"cancel_job", "rerun_job", "update_dataset", "update_collectio
                   "peek_dataset_content", "peek_collection_content", "update_history"}
 
 
-#: Tools of the table that never write (their owner rows succeed and touch nothing).
-READ_ONLY_TOOLS = {"check_tool_inputs", "validate_page_content", "create_workflow"}
+#: Tools of the table that never write (their owner rows succeed and touch nothing): the read-only ones, and
+#: create_workflow, whose row is a dry run.
+READ_ONLY_TOOLS = {name for name, facts in TOOL_FACTS.items() if facts.read_only} | {"create_workflow"}
 
 
 def _refused_as_input(row: Row) -> bool:

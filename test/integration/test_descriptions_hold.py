@@ -13,6 +13,7 @@ rewrote); where a promise is already proven elsewhere, the table points there in
 """
 
 import ast
+import inspect
 import re
 import time
 from pathlib import Path
@@ -24,7 +25,13 @@ from conftest import (
     missing_id,
 )
 from description_promises import PROMISES
+from galaxy_mcp_analysis.core.tool_facts import example_call
+from galaxy_mcp_analysis.mcp.declaration import TOOL_SPECS
 from galaxy_mcp_analysis.testing import rest
+from galaxy_mcp_analysis.tools import (
+    STOCK_DESCRIPTIONS,
+    TOOL_FACTS,
+)
 
 HERE = Path(__file__).parent
 
@@ -182,64 +189,13 @@ def returned_fields(description: str) -> list[str]:
     return [name for name in names if re.fullmatch(r"[a-z][a-z_]*", name)]
 
 
-#: One valid call per tool, from the shared history: tool -> its arguments.
-CALLS = {
-    "connect": lambda w: {},
-    "search_tools": lambda w: {"query": "sort"},
-    "list_histories": lambda w: {"limit": 5},
-    "run_tool": lambda w: {"history_id": w["history"], "tool_id": "cat1",
-                           "inputs": {"input1": {"src": "hda", "id": w["ids"]["alpha"]}}},
-    "get_job_status": lambda w: {"job_id": w["sort_job"]},
-    "get_history_contents": lambda w: {"history_id": w["history"]},
-    "get_dataset_details": lambda w: {"dataset_id": w["ids"]["zeta"]},
-    "get_collection_details": lambda w: {"collection_id": w["collection"]},
-    "list_workflows": lambda w: {},
-    "get_tool_run_examples": lambda w: {"tool_id": "sort1"},
-    "search_tools_by_keywords": lambda w: {"keywords": ["sort"]},
-    "get_job_details": lambda w: {"dataset_id": w["ids"]["zeta"]},
-    "download_dataset": lambda w: {"dataset_id": w["ids"]["zeta"]},
-    "get_server_info": lambda w: {},
-    "get_user": lambda w: {},
-    "recommend_biocontainer": lambda w: {"packages": ["samtools"]},
-    "get_job_errors": lambda w: {"job_id": w["sort_job"]},
-    "wait_for_jobs": lambda w: {"job_ids": [w["sort_job"]], "timeout_seconds": 60},
-    "create_dataset_from_text": lambda w: {"history_id": w["history"], "content": "q\n", "name": "returned"},
-    "create_collection": lambda w: {"history_id": w["history"], "collection_type": "list", "copy_elements": False,
-                                    "element_identifiers": [{"name": "z", "src": "hda", "id": w["ids"]["zeta"]}]},
-    "rerun_job": lambda w: {"job_id": w["sort_job"], "changes": {"order": "DESC"}},
-    "update_dataset": lambda w: {"dataset_id": w["ids"]["alpha"], "annotation": "described"},
-    "update_collection": lambda w: {"collection_id": w["collection"], "tags": ["described"]},
-    "delete_history_items": lambda w: {"history_id": w["history"], "items": [{"src": "hda", "id": w["ids"]["spare"]}]},
-    "restore_history_items": lambda w: {"history_id": w["history"], "items": [{"src": "hda", "id": w["ids"]["spare"]}]},
-    "list_pages": lambda w: {"history_id": w["history"]},
-    "update_history": lambda w: {"history_id": w["history"], "annotation": "described"},
-    # delete_* sort before restore_*: the items end restored.
-    "delete_page": lambda w: {"page_id": w["report"]},
-    "restore_page": lambda w: {"page_id": w["report"]},
-    "delete_workflow": lambda w: {"workflow_id": w["spare_workflow"]},
-    "restore_workflow": lambda w: {"workflow_id": w["spare_workflow"]},
-    "peek_collection_content": lambda w: {"collection_id": w["collection"]},
-    "peek_datasets_content": lambda w: {"dataset_ids": [w["ids"]["zeta"]]},
-    "revert_page_revision": lambda w: {"page_id": w["page"], "revision_id": w["first_revision"]},
-    "validate_page_content": lambda w: {"content": "# fine\n"},
-    "peek_dataset_content": lambda w: {"dataset_id": w["ids"]["zeta"]},
-    "get_tool_input_schema": lambda w: {"tool_id": "sort1"},
-    "check_tool_inputs": lambda w: {"history_id": w["history"], "tool_id": "sort1",
-                                    "inputs": {"input": {"src": "hda", "id": w["ids"]["zeta"]}}},
-    "get_tool_help": lambda w: {"tool_id": "Grep1"},
-    "get_tool_versions": lambda w: {"tool_id": "Grep1"},
-    "create_workflow_from_history": lambda w: {"history_id": w["history"], "name": "returned",
-                                               "job_ids": [w["sort_job"]]},
-    "create_workflow": lambda w: {"definition": {"class": "GalaxyWorkflow", "inputs": {"t": "data"},
-                                                 "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}},
-}
-
 #: Tools whose description names result fields but that no valid call here can reach, and why.
 NO_VALID_CALL = {
     "cancel_job": "needs an unfinished job (test_managing.py::test_cancel_a_job_still_waiting_for_its_input)",
     "delete_user_tool": "the served Galaxy has no user-tool role",
     "run_user_tool": "the served Galaxy has no user-tool role",
     "search_iwc_workflows": "this machine has no route to the IWC catalogue",
+    "upload_file_from_url": "a URL the server fetches: test_an_upload_from_a_url_is_checked_first",
 }
 
 #: Top-level fields named outside a "Returns ..." sentence: tool -> fields.
@@ -260,6 +216,28 @@ ABSENT = {
     "download_dataset": ["content"],
     "get_job_details": ["parameters", "params", "stderr", "stdout", "exit_code"],
 }
+
+
+def declared_description(name: str) -> str:
+    """A tool's description as declared here (analysis_tool's docstring or a STOCK_DESCRIPTIONS entry); the live
+    one is compared with it by test_every_tool_naming_its_result_fields_has_a_valid_call."""
+    spec = next((spec for spec in TOOL_SPECS if spec.name == name), None)
+    return inspect.cleandoc(spec.function.__doc__) if spec else STOCK_DESCRIPTIONS.get(name, "")
+
+
+#: One valid call per tool that names its result's fields: its declared example (ToolFacts.example); run in
+#: name order, so delete_* come before restore_* and the items end restored.
+CALLS = {name: facts.example for name, facts in sorted(TOOL_FACTS.items())
+         if facts.example is not None and name not in NO_VALID_CALL
+         and (returned_fields(declared_description(name)) or name in NAMED_FIELDS)}
+
+
+def world_items(world: dict) -> dict[str, str]:
+    """The shared history's items by the kinds examples name (core.tool_facts.ITEM_KINDS; no URL here)."""
+    return {"history": world["history"], "dataset": world["ids"]["zeta"], "collection": world["collection"],
+            "job": world["sort_job"], "page": world["page"], "revision": world["first_revision"],
+            "workflow": world["workflow"], "invocation": world["invocation"], "spare_dataset": world["ids"]["spare"],
+            "spare_page": world["report"], "spare_workflow": world["spare_workflow"]}
 
 
 def test_every_tool_naming_its_result_fields_has_a_valid_call(listed):
@@ -290,7 +268,7 @@ ITEM_FIELDS = {
 def test_results_carry_the_fields_they_name(galaxy, mcp, api_key, listed, world, tool):
     fields = returned_fields(listed[tool].description) or NAMED_FIELDS[tool]
     absent = ABSENT.get(tool, [])
-    result = mcp.call_ok(tool, api_key=api_key, **CALLS[tool](world))
+    result = mcp.call_ok(tool, api_key=api_key, **example_call(CALLS[tool], world_items(world)))
     assert [field for field in fields if field not in result] == [], (tool, fields, sorted(result))
     assert [field for field in absent if field in result] == [], (tool, sorted(result))
     if tool in ITEM_FIELDS:

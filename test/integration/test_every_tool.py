@@ -136,6 +136,11 @@ def test_doc_tools_md_is_the_live_tools_list(listed):
     assert committed == live, "doc/tools.md is stale: run `make tools-doc` and commit it"
 
 
+def test_the_readme_counts_the_tools_tools_list_serves(listed):
+    readme = (tools_reference.DOC_PATH.parents[1] / "README.md").read_text()
+    assert re.findall(r"lists all (\d+) tools", readme) == [str(len(listed))], "README.md's tool count has drifted"
+
+
 # ---- errors: each code through the real server ----
 
 

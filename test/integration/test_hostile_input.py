@@ -37,10 +37,12 @@ from conftest import (
     STOCK_TOOLS,
     wait_for_dataset,
 )
+from galaxy_mcp_analysis.core.tool_facts import example_call
 from galaxy_mcp_analysis.testing import (
     error_text,
     rest,
 )
+from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 MIB = 1024 * 1024
 CALL_TIMEOUT = 90  # seconds; wait_for_jobs may legitimately block, but every base call names finished jobs
@@ -51,10 +53,9 @@ STOCK_UNCODED = re.compile(r"^Error calling tool '\w+': ")
 INTERNALS = re.compile(r"Traceback|File \"|site-packages|\.py\b|/work/|/tmp/|/usr/|sqlalchemy|psycopg|SELECT .* FROM")
 #: An error text longer than this is reported: it makes an agent pay for the echo of its own input.
 LONG_ERROR = 16_000
-WRITE_TOOLS = {"create_page", "update_page", "revert_page_revision", "create_dataset_from_text", "create_collection",
-               "run_tool", "upload_file_from_url", "rerun_job", "cancel_job", "update_dataset", "update_collection",
-               "delete_history_items", "restore_history_items", "update_history", "delete_page", "restore_page",
-               "delete_workflow", "restore_workflow"}
+#: The tools that may change the history or a page: a failed call must leave both as they were. Not those that
+#: invoke a workflow: an invocation schedules its jobs after the call returns, so the history changes later.
+WRITE_TOOLS = {name for name, facts in TOOL_FACTS.items() if not facts.read_only and not facts.invokes_workflows}
 
 
 # ---- set-up: one history of the caller's, one page, and another user's private items ----
@@ -64,13 +65,12 @@ WRITE_TOOLS = {"create_page", "update_page", "revert_page_revision", "create_dat
 class Ids:
     history: str
     dataset: str
-    job: str
     collection: str
     page: str
     revision: str
     url: str
     foreign: dict[str, str]  # parameter name -> another user's private item of that kind
-    tool_job: str = ""  # a finished cat1 job (rerun_job, get_job_parameters, cancel_job)
+    tool_job: str = ""  # a finished cat1 job: the examples' job (cancel_job's is refused as finished)
     spare: str = ""  # a dataset only update_dataset, delete_history_items and restore_history_items change
     workflow: str = ""
     invocation: str = ""
@@ -83,7 +83,6 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     gx = galaxy.galaxy_url
     history = mcp.call_ok("create_history", name="hostile input", api_key=api_key)["id"]
     dataset = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "a\tb\n", "ext": "tabular"})
-    job = mcp.call_ok("get_job_details", dataset_id=dataset["id"], api_key=api_key)["job_id"]
     collection = rest(gx, "/api/dataset_collections", api_key, {
         "history_id": history, "collection_type": "list",
         "element_identifiers": [{"name": "a", "src": "hda", "id": dataset["id"]}]})
@@ -120,71 +119,20 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     spare_page = rest(gx, "/api/pages", api_key, {"title": "spare", "slug": f"spare-{uuid.uuid4().hex[:12]}",
                                                   "content": "# spare\n", "content_format": "markdown"})["id"]
     spare_workflow = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
-    return Ids(history, dataset["id"], job, collection["id"], page["id"], revision["id"],
+    return Ids(history, dataset["id"], collection["id"], page["id"], revision["id"],
                file_server("hostile.txt", b"served\n"), foreign, tool_run["jobs"][0]["id"], spare["id"],
                workflow=mine, invocation=invocation["id"], spare_page=spare_page, spare_workflow=spare_workflow)
 
 
 def base_calls(ids: Ids) -> dict[str, dict[str, Any]]:
-    """One valid call per tool; each case changes one parameter of it."""
-    element = {"name": "a", "src": "hda", "id": ids.dataset}
-    return {
-        "peek_dataset_content": {"dataset_id": ids.dataset},
-        "get_job_errors": {"job_id": ids.job},
-        "wait_for_jobs": {"job_ids": [ids.job], "timeout_seconds": 0},
-        "list_pages": {"history_id": ids.history},
-        "get_page": {"page_id": ids.page},
-        "create_page": {"history_id": ids.history, "content": "# hostile\n"},
-        "update_page": {"page_id": ids.page, "content": "# updated\n"},
-        "list_page_revisions": {"page_id": ids.page},
-        "get_page_revision": {"page_id": ids.page, "revision_id": ids.revision},
-        "revert_page_revision": {"page_id": ids.page, "revision_id": ids.revision},
-        "validate_page_content": {"content": "# draft\n"},
-        "create_dataset_from_text": {"history_id": ids.history, "content": "a\tb\n", "file_type": "tabular"},
-        # copy_elements=False: a 10,000-element success then adds one item, not 10,000 copies, to the history.
-        "create_collection": {"history_id": ids.history, "collection_type": "list", "element_identifiers": [element],
-                              "copy_elements": False},
-        "run_tool": {"history_id": ids.history, "tool_id": "cat1",
-                     "inputs": {"input1": {"src": "hda", "id": ids.dataset}}},
-        "get_tool_details": {"tool_id": "cat1", "io_details": True},
-        "get_tool_run_examples": {"tool_id": "sort1"},
-        "get_tool_help": {"tool_id": "Grep1"},
-        "get_tool_versions": {"tool_id": "Grep1"},
-        "get_tool_citations": {"tool_id": "sort1"},
-        "search_tools_by_keywords": {"keywords": ["sort"]},
-        "upload_file_from_url": {"history_id": ids.history, "url": ids.url},
-        "get_job_status": {"job_id": ids.job},
-        "get_job_details": {"dataset_id": ids.dataset},
-        "download_dataset": {"dataset_id": ids.dataset},
-        "get_server_info": {},
-        "get_tool_input_schema": {"tool_id": "cat1", "history_id": ids.history},
-        "check_tool_inputs": {"history_id": ids.history, "tool_id": "cat1",
-                              "inputs": {"input1": {"src": "hda", "id": ids.dataset}}},
-        "list_jobs": {"history_id": ids.history, "limit": 5},
-        "get_job_parameters": {"job_id": ids.tool_job},
-        "rerun_job": {"job_id": ids.tool_job},
-        "cancel_job": {"job_id": ids.tool_job},  # finished: a [CONFLICT] unless a case makes it something else
-        "update_dataset": {"dataset_id": ids.spare, "name": "spare"},
-        "update_collection": {"collection_id": ids.collection, "name": "collection"},
-        "delete_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
-        "restore_history_items": {"history_id": ids.history, "items": [{"src": "hda", "id": ids.spare}]},
-        "update_history": {"history_id": ids.history, "name": "hostile input"},
-        "delete_page": {"page_id": ids.spare_page},
-        "restore_page": {"page_id": ids.spare_page},
-        "delete_workflow": {"workflow_id": ids.spare_workflow},
-        "restore_workflow": {"workflow_id": ids.spare_workflow},
-        "peek_collection_content": {"collection_id": ids.collection},
-        "peek_datasets_content": {"dataset_ids": [ids.dataset]},
-        "get_workflow_input_schema": {"workflow_id": ids.workflow},
-        "check_workflow_inputs": {"workflow_id": ids.workflow, "history_id": ids.history,
-                                  "inputs": {"table": {"src": "hda", "id": ids.dataset}}},
-        "invoke_workflow": {"workflow_id": ids.workflow, "history_id": ids.history,
-                            "inputs": {"table": {"src": "hda", "id": ids.dataset}}},
-        "get_invocation_details": {"invocation_id": ids.invocation},
-        "create_workflow_from_history": {"history_id": ids.history, "name": "hostile"},
-        "create_workflow": {"dry_run": True, "definition": {
-            "class": "GalaxyWorkflow", "inputs": {"t": "data"}, "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}},
-    }
+    """One valid call per tool the patch set adds or wraps: its declared example (ToolFacts.example) on this
+    module's items; each case changes one parameter of it."""
+    items = {"history": ids.history, "dataset": ids.dataset, "collection": ids.collection, "job": ids.tool_job,
+             "page": ids.page, "revision": ids.revision, "workflow": ids.workflow, "invocation": ids.invocation,
+             "url": ids.url, "spare_dataset": ids.spare, "spare_page": ids.spare_page,
+             "spare_workflow": ids.spare_workflow}
+    return {name: example_call(TOOL_FACTS[name].example, items) for name in patch_set_tools()
+            if TOOL_FACTS[name].example is not None}
 
 
 # ---- generated cases ----

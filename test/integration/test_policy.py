@@ -16,12 +16,13 @@ import uuid
 
 import pytest
 
-from galaxy_mcp_analysis.core.policy import CORE_TOOLSET
+from galaxy_mcp_analysis.core.policy import built_in_toolset
 from galaxy_mcp_analysis.testing import (
     McpClient,
     rest,
     tools_reference,
 )
+from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 
 @pytest.fixture
@@ -281,7 +282,8 @@ def test_tool_sets(galaxy, api_key, policy):
     policy("toolsets:\n  reading: [get_user, get_history_contents]\n")
     with McpClient(galaxy.mcp_url + "?toolset=core", headers={"x-api-key": api_key}) as core:
         listed = tools_reference.tool_dicts(core.list_tools())
-        assert sorted(tool["name"] for tool in listed) == sorted(CORE_TOOLSET) and len(listed) <= 16
+        core_tools = built_in_toolset("core", TOOL_FACTS)
+        assert sorted(tool["name"] for tool in listed) == sorted(core_tools) and len(listed) <= 16
         assert tools_reference.tools_list_bytes(listed) <= 20 * 1024
         unknown = core.call_error("invented_tool")
         assert unknown.startswith("[NOT_FOUND] There is no tool named 'invented_tool'")

@@ -44,10 +44,11 @@ def apply_header_auth(settings: Settings) -> None:
     )
 
     from galaxy_mcp_analysis.mcp.caller import CallerOfRequest
+    from galaxy_mcp_analysis.mcp.stack import place
 
     def accept_header_keys(mcp, gx_app):
-        mcp.add_middleware(HeaderApiKey())
-        mcp.add_middleware(CallerOfRequest(gx_app))  # the key filled in: the request's one caller, for what follows
+        place(mcp, HeaderApiKey())
+        place(mcp, CallerOfRequest(gx_app))
         mcp.add_transform(OptionalApiKey())
 
     add_server_customizer(accept_header_keys)
@@ -76,6 +77,7 @@ def apply_policy(settings: Settings) -> None:
     from galaxy_mcp_analysis.core.policy import PolicyError
     from galaxy_mcp_analysis.mcp.audit import audit_target
     from galaxy_mcp_analysis.mcp.policy import PolicyRules
+    from galaxy_mcp_analysis.mcp.stack import place
     from galaxy_mcp_analysis.mcp.policy_file import (
         admin_rules_line,
         check_policy_file,
@@ -93,10 +95,8 @@ def apply_policy(settings: Settings) -> None:
     validated(policy_path(settings))  # the variable's file, before Galaxy builds anything
 
     def enforce_policy(mcp, gx_app):
-        # Appended after every other patch's middleware: inside CodedToolErrors (refusals are coded)
-        # and HeaderApiKey (the key is filled in); a middleware inserted before it wraps it.
         path = validated(policy_path(settings, gx_app))
-        mcp.add_middleware(PolicyRules(gx_app, PolicySource(path, tools.TOOL_FACTS), tools.TOOL_FACTS))
+        place(mcp, PolicyRules(gx_app, PolicySource(path, tools.TOOL_FACTS), tools.TOOL_FACTS))
         announce(admin_rules_line(path, audit_target(settings, gx_app), tools.TOOL_FACTS))
 
     add_server_customizer(enforce_policy)
@@ -115,22 +115,25 @@ def apply_audit_trail(settings: Settings) -> None:
     from galaxy_mcp_analysis.mcp.audit import (
         AUDIT_LOG_OPTION,
         audit_target,
-        outermost_audit_trail,
+        audit_trail_builder,
     )
+    from galaxy_mcp_analysis.mcp.stack import place
 
     def unwritable(e: OSError, where: str) -> PatchSetRefused:  # an unwritable path stops start-up, naming it
         return PatchSetRefused(f"galaxy-mcp-analysis refuses to start Galaxy: the audit trail cannot be written "
                                f"({where}): {e.strerror}")
 
     try:
-        customize = outermost_audit_trail(settings, tools.TOOL_FACTS)
+        build = audit_trail_builder(settings, tools.TOOL_FACTS)
     except OSError as e:
         raise unwritable(e, f"GALAXY_MCP_ANALYSIS_AUDIT_LOG={settings.audit_log}") from None
 
     def add_audit_trail(mcp, gx_app):
         try:
-            customize(mcp, gx_app)
+            trail = build(gx_app)
         except OSError as e:
             raise unwritable(e, f"galaxy.yml {AUDIT_LOG_OPTION}: {audit_target(settings, gx_app)}") from None
+        if trail is not None:
+            place(mcp, trail)
 
     add_server_customizer(add_audit_trail)

@@ -105,5 +105,6 @@ def check_request_session() -> str | None:
 
 def apply_request_session(settings: Settings) -> None:
     from galaxy_mcp_analysis.mcp.session import RequestScopedSession
+    from galaxy_mcp_analysis.mcp.stack import place
 
-    add_server_customizer(lambda mcp, gx_app: mcp.add_middleware(RequestScopedSession(gx_app)))
+    add_server_customizer(lambda mcp, gx_app: place(mcp, RequestScopedSession(gx_app)))

@@ -55,12 +55,13 @@ def apply_coded_errors(settings: Settings) -> None:
         CallersMistakesAsWarnings,
         CodedToolErrors,
     )
+    from galaxy_mcp_analysis.mcp.stack import place
 
     for name in TOOL_FAILURE_LOGGERS:  # an agent's mistake is not the admin's error: one warning line, no traceback
         logger = logging.getLogger(name)
         if not any(isinstance(existing, CallersMistakesAsWarnings) for existing in logger.filters):
             logger.addFilter(CallersMistakesAsWarnings())
-    add_server_customizer(lambda mcp, gx_app: mcp.add_middleware(CodedToolErrors()))
+    add_server_customizer(lambda mcp, gx_app: place(mcp, CodedToolErrors()))
 
 
 def check_plain_logging() -> str | None:

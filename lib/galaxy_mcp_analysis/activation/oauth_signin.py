@@ -68,6 +68,7 @@ def install_sign_in(app, gx_app, mcp_app, settings: Settings) -> None:
     from galaxy_mcp_analysis import tools
     from galaxy_mcp_analysis.activation.registry import announce
     from galaxy_mcp_analysis.core.oauth import public_base
+    from galaxy_mcp_analysis.mcp.stack import place
     from galaxy_mcp_analysis.oauth.caller import BearerGate
     from galaxy_mcp_analysis.oauth.routes import SignIn
     from galaxy_mcp_analysis.oauth.scopes import TokenScopes
@@ -79,7 +80,7 @@ def install_sign_in(app, gx_app, mcp_app, settings: Settings) -> None:
     sign_in.store.purge_expired()
     app.router.routes[:0] = sign_in.routes()
     mcp_app.add_middleware(BearerGate, provider=sign_in.provider, resource_metadata_url=sign_in.resource_metadata_url)
-    mcp_app.state.mcp_server.add_middleware(TokenScopes(tools.TOOL_FACTS))
+    place(mcp_app.state.mcp_server, TokenScopes(tools.TOOL_FACTS))
     _accept_verified_tokens()
     announce(f"galaxy-mcp-analysis: OAuth sign-in for {sign_in.resource} (issuer {sign_in.base_url}; access tokens "
              f"{settings.oauth_access_token_seconds} s, refresh tokens {settings.oauth_refresh_token_seconds} s)")

@@ -86,15 +86,15 @@ def apply_mcp_tools(settings: Settings) -> None:
         TOOL_SPECS,
     )
 
-    from galaxy_mcp_analysis.tools.orientation import (
-        hint_tools_list_caching,
-        SERVER_INSTRUCTIONS,
-    )
+    from galaxy_mcp_analysis.mcp.result_text import ShapedText
+    from galaxy_mcp_analysis.mcp.stack import place
+    from galaxy_mcp_analysis.tools.orientation import hint_tools_list_caching, SERVER_INSTRUCTIONS
 
     def register(mcp, gx_app):
-        register_analysis_tools(
-            mcp, gx_app, TOOL_SPECS, tools.STOCK_ANNOTATIONS, tools.STOCK_DESCRIPTIONS, tools.STOCK_TEXT
-        )
+        register_analysis_tools(mcp, gx_app, TOOL_SPECS, tools.STOCK_ANNOTATIONS, tools.STOCK_DESCRIPTIONS)
+        # The stock tools of STOCK_TEXT get their result's text block reshaped (ours are shaped where declared).
+        if tools.STOCK_TEXT:
+            place(mcp, ShapedText(tools.STOCK_TEXT))
         if not mcp.instructions:  # Galaxy 26.1 sets none; one it sets some day is kept
             mcp.instructions = SERVER_INSTRUCTIONS
         hint_tools_list_caching(mcp)

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import (
     Collection,
     Iterable,
+    Mapping,
 )
 from dataclasses import (
     dataclass,
@@ -24,16 +25,17 @@ from dataclasses import (
 import yaml
 
 from galaxy_mcp_analysis.core.tool_facts import (
+    BUILT_IN_TOOLSETS,
     CLASSES,
     ToolFacts,
 )
 
-#: The built-in set ``?toolset=core``: the field-report analysis of doc/agent-guide.md (paste, gather,
-#: map over, wait, read, diagnose, repair, notebook) in under 20 KB of tools/list (test_field_report_replay).
-CORE_TOOLSET = (
-    "create_history", "create_dataset_from_text", "create_collection", "get_collection_details",
-    "get_tool_details", "run_tool", "wait_for_jobs", "peek_dataset_content", "get_job_errors", "create_page",
-)
+
+def built_in_toolset(name: str, facts: Mapping[str, ToolFacts]) -> tuple[str, ...] | None:
+    """The members of a built-in tool set (``core``): the tools whose facts name it (``ToolFacts.toolsets``)."""
+    if name not in BUILT_IN_TOOLSETS:
+        return None
+    return tuple(tool for tool, row in facts.items() if name in row.toolsets)
 
 _WHO_WORDS = ("everyone", "admins", "non_admins")
 _WHO_KEYS = ("users", "roles", "groups")
@@ -128,10 +130,10 @@ class Policy:
     rules: tuple[Rule, ...] = ()
     toolsets: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def toolset(self, name: str) -> tuple[str, ...] | None:
-        if name == "core":
-            return CORE_TOOLSET
-        return self.toolsets.get(name)
+    def toolset(self, name: str, facts: Mapping[str, ToolFacts]) -> tuple[str, ...] | None:
+        """A tool set's members: a built-in one's from the tools' facts, else the policy file's."""
+        built_in = built_in_toolset(name, facts)
+        return built_in if built_in is not None else self.toolsets.get(name)
 
     def applying(self, caller: Caller) -> list[Rule]:
         return [rule for rule in self.rules if rule.applies_to(caller)]
@@ -265,8 +267,9 @@ def parse_policy(text: str, tools: Collection[str], source: str = "policy") -> P
     toolsets = {}
     if "toolsets" in top:
         for name_node, value in at.mapping(top["toolsets"], "toolsets", None).items():
-            if name_node == "core":
-                raise at.error(top["toolsets"], "toolsets.core", "core is built in and cannot be redefined")
+            if name_node in BUILT_IN_TOOLSETS:
+                raise at.error(top["toolsets"], f"toolsets.{name_node}",
+                               f"{name_node} is built in and cannot be redefined")
             toolsets[name_node] = at.tool_names(value, f"toolsets.{name_node}", ())
     rules = []
     if "rules" in top:

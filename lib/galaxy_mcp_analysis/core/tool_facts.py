@@ -49,6 +49,48 @@ class Runs:
             raise ValueError(f"Runs.kind {self.kind!r} is not one of {', '.join(RUN_KINDS)}")
 
 
+#: The tool sets built in (a policy file adds its own): ``core``, the field-report analysis of doc/agent-guide.md
+#: (paste, gather, map over, wait, read, diagnose, repair, notebook) in under 20 KB of tools/list
+#: (test_field_report_replay).
+BUILT_IN_TOOLSETS = ("core",)
+
+#: The kinds of item an example call may name (``Item``): what a test's fixture makes once and hands over by kind.
+#: ``job`` is a finished tool job; the ``spare_*`` items are the ones only deleting, restoring and updating calls
+#: change; ``url`` is a URL the server can fetch.
+ITEM_KINDS = ("history", "dataset", "collection", "job", "page", "revision", "workflow", "invocation", "url",
+              "spare_dataset", "spare_page", "spare_workflow")
+
+
+@dataclass(frozen=True)
+class Item:
+    """In an example call, the id of an item of this kind (ITEM_KINDS), filled in by ``example_call``."""
+
+    kind: str
+
+    def __post_init__(self):
+        if self.kind not in ITEM_KINDS:
+            raise ValueError(f"Item.kind {self.kind!r} is not one of {', '.join(ITEM_KINDS)}")
+
+
+def example_call(example: Any, ids: Mapping[str, Any]) -> Any:
+    """``example`` with every ``Item`` replaced by ``ids[item.kind]`` (a fresh copy: callers may change it)."""
+    if isinstance(example, Item):
+        return ids[example.kind]
+    if isinstance(example, Mapping):
+        return {name: example_call(value, ids) for name, value in example.items()}
+    if isinstance(example, (list, tuple)):
+        return [example_call(value, ids) for value in example]
+    return example
+
+
+def example_items(example: Any) -> list[str]:
+    """The kinds of item an example call names, in the order its arguments name them."""
+    if isinstance(example, Item):
+        return [example.kind]
+    values = example.values() if isinstance(example, Mapping) else example if isinstance(example, (list, tuple)) else ()
+    return [kind for value in values for kind in example_items(value)]
+
+
 @dataclass(frozen=True)
 class ToolFacts:
     """One MCP tool's facts: its annotations, whether it starts jobs, which Galaxy tools it runs, which
@@ -68,6 +110,16 @@ class ToolFacts:
     purges_with: str | None = None
     history: tuple[str, ...] = HISTORY_PATHS
     effects: Effects = field(default_factory=dict)
+    #: The built-in tool sets (``?toolset=`` on the MCP URL, BUILT_IN_TOOLSETS) that list this tool.
+    toolsets: tuple[str, ...] = ()
+    #: One valid call (its arguments, ``Item`` where an id goes), never shown to agents: the access matrix, the
+    #: hostile-input cases and the description checks of the test suite start from it.
+    example: Mapping[str, Any] | None = None
+
+    def __post_init__(self):
+        unknown = set(self.toolsets) - set(BUILT_IN_TOOLSETS)
+        if unknown:
+            raise ValueError(f"{self.name}: toolsets {sorted(unknown)} are not among {', '.join(BUILT_IN_TOOLSETS)}")
 
     @property
     def invokes_workflows(self) -> bool:

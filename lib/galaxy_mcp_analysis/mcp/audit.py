@@ -67,23 +67,23 @@ def audit_sink(settings: Settings, gx_app=None):
     return AuditFile(target, settings.audit_log_max_bytes, settings.audit_log_backups)
 
 
-def outermost_audit_trail(settings: Settings, facts: dict[str, ToolFacts]):
-    """What adds the trail to a built MCP server. The variable's file is opened now, galaxy.yml's when
-    the server is built (Galaxy's configuration is read by then); OSError if it cannot be written."""
+def audit_trail_builder(settings: Settings, facts: dict[str, ToolFacts]):
+    """What makes the trail's middleware for a built MCP server (None: the trail is off). The variable's file
+    is opened now, galaxy.yml's when the server is built (Galaxy's configuration is read by then); OSError if
+    it cannot be written. Activation places it (mcp.stack: outermost)."""
     early = audit_sink(settings)
     if early is not None:
         early.check()
 
-    def add(mcp, gx_app):
+    def build(gx_app) -> "AuditTrail | None":
         sink = early or audit_sink(settings, gx_app)
         if sink is None:
-            return
+            return None
         if early is None:
             sink.check()
-        # The first middleware in the list is the outermost: every call is recorded, other middleware's refusals too.
-        mcp.middleware.insert(0, AuditTrail(gx_app, sink, facts))
+        return AuditTrail(gx_app, sink, facts)
 
-    return add
+    return build
 
 
 def _request_id(context) -> str | None:

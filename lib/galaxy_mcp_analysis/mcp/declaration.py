@@ -36,7 +36,6 @@ from galaxy_mcp_analysis.mcp.caller import request_caller
 from galaxy_mcp_analysis.mcp.errors import coded_errors
 from galaxy_mcp_analysis.mcp.result_text import (
     shaped_result,
-    ShapedText,
     TextShape,
 )
 from galaxy_mcp_analysis.mcp.surface import ToolSurface
@@ -172,19 +171,14 @@ def register_analysis_tools(
     specs: list[ToolSpec],
     stock_annotations: dict[str, ToolAnnotations],
     stock_descriptions: dict[str, str],
-    stock_text: dict[str, TextShape] | None = None,
 ) -> list[str]:
     """Add the declared tools (``specs``) to Galaxy's FastMCP instance (the one serving /api/mcp).
 
     Galaxy's stock tools get their annotations and corrected descriptions through one
     transform on the same instance. The caller (activation) hands over what the tools
-    package declared, so this helper never imports the declarations built on it. The
-    stock tools named in ``stock_text`` get their result's text block reshaped by one
-    middleware (ours are shaped where they are declared, ``text=``).
+    package declared, so this helper never imports the declarations built on it.
     """
     mcp.add_transform(ToolSurface(stock_annotations, stock_descriptions))
-    if stock_text:
-        mcp.add_middleware(ShapedText(stock_text))
     for spec in specs:
         with contextlib.suppress(KeyError):  # a stock tool declared again (run_tool: a parameter it lacks)
             mcp.local_provider.remove_tool(spec.name)

@@ -81,7 +81,7 @@ class PolicyRules(Middleware):
         name = requested_toolset()
         if name is None:
             return None
-        members = (policy or Policy()).toolset(name)
+        members = (policy or Policy()).toolset(name, self.facts)
         if members is None:
             known = ", ".join(["core", *sorted((policy or Policy()).toolsets)])
             raise AnalysisError(

@@ -7,6 +7,7 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import Item
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import (
     DatasetId,
@@ -21,7 +22,9 @@ from galaxy_mcp_analysis.mcp.result_text import RawText
     title="Read a job's errors and logs",
     read_only=True,
     idempotent=True,
+    toolsets=("core",),
     text=RawText("tool_stderr", "tool_stdout", "job_stderr", "job_stdout", "command_line", "info"),
+    example={"job_id": Item("job")},
 )
 def get_job_errors(
     ops,
@@ -48,7 +51,8 @@ def get_job_errors(
     return ops.get_job_errors(job_id=job_id, dataset_id=dataset_id, max_bytes=max_bytes)
 
 
-@analysis_tool(title="Wait for jobs to finish", read_only=True, idempotent=True)
+@analysis_tool(title="Wait for jobs to finish", read_only=True, idempotent=True, toolsets=("core",),
+               example={"job_ids": [Item("job")], "timeout_seconds": 0})
 def wait_for_jobs(
     ops,
     job_ids: Annotated[list[str] | None, Field(description="Encoded job ids, e.g. every id in run_tool's `jobs`.")] = None,

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from galaxy_mcp_analysis.core.element_identifiers import pastes
 from galaxy_mcp_analysis.core.tool_facts import (
+    Item,
     RUN_EFFECTS,
     Runs,
 )
@@ -17,8 +18,9 @@ from galaxy_mcp_analysis.mcp.params import HistoryId
 from galaxy_mcp_analysis.tools.tool_inputs import ToolVersion
 
 
-@analysis_tool(title="Create dataset from text", read_only=False, starts_jobs=True,
-               effects={"created": (("result.dataset_id", "dataset"),), "jobs": (("result.job_id", "job"),)})
+@analysis_tool(title="Create dataset from text", read_only=False, starts_jobs=True, toolsets=("core",),
+               effects={"created": (("result.dataset_id", "dataset"),), "jobs": (("result.job_id", "job"),)},
+               example={"history_id": Item("history"), "content": "a\tb\n", "file_type": "tabular"})
 def create_dataset_from_text(
     ops,
     history_id: HistoryId,
@@ -51,7 +53,8 @@ def create_dataset_from_text(
                                         column_names=column_names, header=header)
 
 
-@analysis_tool(title="Create a one-time upload URL", read_only=False, starts_jobs=True)
+@analysis_tool(title="Create a one-time upload URL", read_only=False, starts_jobs=True,
+               example={"history_id": Item("history"), "name": "local.bin"})
 def create_upload_url(
     ops,
     history_id: HistoryId,
@@ -75,10 +78,12 @@ def create_upload_url(
 
 
 # Only its pasted form starts a job (the upload): a rule denying creates_jobs leaves the plain form usable.
-@analysis_tool(title="Create dataset collection", read_only=False, starts_jobs=pastes, effects={
+@analysis_tool(title="Create dataset collection", read_only=False, starts_jobs=pastes, toolsets=("core",), effects={
     "created": (("result.collection_id", "collection"), ("result.copied_elements[].copy_id", "dataset"),
                 ("result.pasted_dataset_ids[]", "dataset")),
-    "jobs": (("result.job_ids[]", "job"),)})
+    "jobs": (("result.job_ids[]", "job"),)},
+               example={"history_id": Item("history"), "collection_type": "list", "copy_elements": False,
+                        "element_identifiers": [{"name": "a", "src": "hda", "id": Item("dataset")}]})
 def create_collection(
     ops,
     history_id: HistoryId,
@@ -142,7 +147,10 @@ ToolRequest = Annotated[
 ]
 
 
-@analysis_tool(title="Run a tool", read_only=False, starts_jobs=True, runs=Runs("tool_id", "tool"), effects=RUN_EFFECTS)
+@analysis_tool(title="Run a tool", read_only=False, starts_jobs=True, runs=Runs("tool_id", "tool"), effects=RUN_EFFECTS,
+               toolsets=("core",),
+               example={"history_id": Item("history"), "tool_id": "cat1",
+                        "inputs": {"input1": {"src": "hda", "id": Item("dataset")}}})
 def run_tool(
     ops, history_id: str, tool_id: str, inputs: ToolRequest, tool_version: ToolVersion = None
 ) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import (
 from pydantic import Field
 
 from galaxy_mcp_analysis.core.tool_facts import (
+    Item,
     RUN_EFFECTS,
     Runs,
 )
@@ -25,7 +26,8 @@ HistoryItems = Annotated[
 ]
 
 
-@analysis_tool(title="List jobs", read_only=True, idempotent=True, text=Table("jobs", inline=("parameters", "datasets")))
+@analysis_tool(title="List jobs", read_only=True, idempotent=True, text=Table("jobs", inline=("parameters", "datasets")),
+               example={"history_id": Item("history"), "limit": 5})
 def list_jobs(
     ops,
     history_id: Annotated[HistoryId | None, Field(description="Only this history's jobs.")] = None,
@@ -51,7 +53,8 @@ def list_jobs(
                          include_parameters=include_parameters)
 
 
-@analysis_tool(title="Read a job's parameters", read_only=True, idempotent=True)
+@analysis_tool(title="Read a job's parameters", read_only=True, idempotent=True,
+               example={"job_id": Item("job")})
 def get_job_parameters(ops, job_id: JobId) -> dict[str, Any]:
     """What a job ran with: inputs in run_tool's shape (re-runnable as is), parameters [{path, label, value}]
     (path: the flat name, usable in rerun_job's changes), datasets [{path, name, dataset_id}], outputs, rerunnable.
@@ -65,7 +68,8 @@ def get_job_parameters(ops, job_id: JobId) -> dict[str, Any]:
 
 
 @analysis_tool(title="Rerun a job with changes", read_only=False, destructive=True, starts_jobs=True,
-               runs=Runs("job_id", "job"), effects=RUN_EFFECTS)
+               runs=Runs("job_id", "job"), effects=RUN_EFFECTS,
+               example={"job_id": Item("job")})
 def rerun_job(
     ops,
     job_id: JobId,
@@ -93,7 +97,8 @@ def rerun_job(
 
 
 @analysis_tool(title="Cancel a job", read_only=False, destructive=True, idempotent=True,
-               effects={"changed": (("result.job_id", "job"),)})
+               effects={"changed": (("result.job_id", "job"),)},
+               example={"job_id": Item("job")})
 def cancel_job(ops, job_id: JobId) -> dict[str, Any]:
     """Stop a job that has not finished (new, queued, running, paused) as Galaxy does; its outputs are
     discarded. Returns {job_id, previous_state, state}.
@@ -106,7 +111,8 @@ def cancel_job(ops, job_id: JobId) -> dict[str, Any]:
 
 
 @analysis_tool(title="Update a history", read_only=False, idempotent=True,
-               effects={"changed": (("arguments.history_id", "history"),)})
+               effects={"changed": (("arguments.history_id", "history"),)},
+               example={"history_id": Item("history"), "annotation": "example"})
 def update_history(
     ops,
     history_id: HistoryId,
@@ -125,7 +131,8 @@ def update_history(
 
 
 @analysis_tool(title="Update a dataset", read_only=False, idempotent=True,
-               effects={"changed": (("arguments.dataset_id", "dataset"),)})
+               effects={"changed": (("arguments.dataset_id", "dataset"),)},
+               example={"dataset_id": Item("spare_dataset"), "name": "renamed"})
 def update_dataset(
     ops,
     dataset_id: DatasetId,
@@ -153,7 +160,8 @@ def update_dataset(
 
 
 @analysis_tool(title="Update a collection", read_only=False, idempotent=True,
-               effects={"changed": (("result.collection_id", "collection"),)})
+               effects={"changed": (("result.collection_id", "collection"),)},
+               example={"collection_id": Item("collection"), "tags": ["example"]})
 def update_collection(
     ops,
     collection_id: CollectionId,
@@ -174,7 +182,8 @@ def update_collection(
 
 
 @analysis_tool(title="Delete history items", read_only=False, destructive=True, idempotent=True, purges_with="purge",
-               effects={"deleted": (("result.items[].id", "src"), ("result.deleted_items[].id", "src"))})
+               effects={"deleted": (("result.items[].id", "src"), ("result.deleted_items[].id", "src"))},
+               example={"history_id": Item("history"), "items": [{"src": "hda", "id": Item("spare_dataset")}]})
 def delete_history_items(
     ops,
     history_id: HistoryId,
@@ -196,7 +205,8 @@ def delete_history_items(
 
 
 @analysis_tool(title="Restore history items", read_only=False, idempotent=True,
-               effects={"changed": (("result.items[].id", "src"),)})
+               effects={"changed": (("result.items[].id", "src"),)},
+               example={"history_id": Item("history"), "items": [{"src": "hda", "id": Item("spare_dataset")}]})
 def restore_history_items(ops, history_id: HistoryId, items: HistoryItems) -> dict[str, Any]:
     """Undelete datasets and collections of your history (a collection with its datasets), all or nothing.
     Returns {history_id, items: [{src, id, deleted, purged, visible}]}.

@@ -7,6 +7,7 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import Item
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import HistoryId
 
@@ -31,7 +32,8 @@ DIRECTIVE_RULES = """
 """
 
 
-@analysis_tool(title="List pages", read_only=True, idempotent=True)
+@analysis_tool(title="List pages", read_only=True, idempotent=True,
+               example={"history_id": Item("history")})
 def list_pages(
     ops,
     history_id: Annotated[HistoryId | None, Field(description="Only notebooks attached to this history.")] = None,
@@ -53,7 +55,8 @@ def list_pages(
     return ops.list_pages(history_id, search, limit, offset, show_shared, show_published, deleted)
 
 
-@analysis_tool(title="Read a page", read_only=True, idempotent=True)
+@analysis_tool(title="Read a page", read_only=True, idempotent=True,
+               example={"page_id": Item("page")})
 def get_page(ops, page_id: PageId, include_rendered: IncludeRendered = False) -> dict[str, Any]:
     """Read a page: its metadata and content_editor, the editable markdown of its latest revision.
 
@@ -64,7 +67,9 @@ def get_page(ops, page_id: PageId, include_rendered: IncludeRendered = False) ->
     return ops.get_page(page_id, include_rendered)
 
 
-@analysis_tool(title="Create a page", read_only=False, effects={"created": (("result.page_id", "page"),)})
+@analysis_tool(title="Create a page", read_only=False, effects={"created": (("result.page_id", "page"),)},
+               toolsets=("core",),
+               example={"history_id": Item("history"), "content": "# example\n"})
 def create_page(
     ops,
     history_id: Annotated[
@@ -91,7 +96,8 @@ def create_page(
 
 
 @analysis_tool(title="Update a page", read_only=False,
-               effects={"changed": (("result.page_id", "page"), ("arguments.page_id", "page"))})
+               effects={"changed": (("result.page_id", "page"), ("arguments.page_id", "page"))},
+               example={"page_id": Item("page"), "content": "# updated\n"})
 def update_page(
     ops,
     page_id: PageId,
@@ -111,7 +117,8 @@ def update_page(
 
 
 @analysis_tool(title="Delete a page", read_only=False, destructive=True, idempotent=True,
-               effects={"deleted": (("result.page_id", "page"),)})
+               effects={"deleted": (("result.page_id", "page"),)},
+               example={"page_id": Item("spare_page")})
 def delete_page(ops, page_id: PageId) -> dict[str, Any]:
     """Delete a page you own (it leaves list_pages). Undo: restore_page(page_id).
     Returns {page_id, title, slug, deleted, published}.
@@ -122,7 +129,8 @@ def delete_page(ops, page_id: PageId) -> dict[str, Any]:
 
 
 @analysis_tool(title="Restore a page", read_only=False, idempotent=True,
-               effects={"changed": (("result.page_id", "page"),)})
+               effects={"changed": (("result.page_id", "page"),)},
+               example={"page_id": Item("spare_page")})
 def restore_page(ops, page_id: PageId) -> dict[str, Any]:
     """Undelete a page you own, revisions and all. Returns {page_id, title, slug, deleted, published}.
     Errors: [AUTHORIZATION_ERROR] not your page; [NOT_FOUND]. Next: get_page(page_id).
@@ -130,7 +138,8 @@ def restore_page(ops, page_id: PageId) -> dict[str, Any]:
     return ops.restore_page(page_id)
 
 
-@analysis_tool(title="List page revisions", read_only=True, idempotent=True)
+@analysis_tool(title="List page revisions", read_only=True, idempotent=True,
+               example={"page_id": Item("page")})
 def list_page_revisions(ops, page_id: PageId) -> dict[str, Any]:
     """List a page's revisions, oldest first: [{id, edit_source ("user", "agent", "restore"), create_time}].
 
@@ -141,7 +150,8 @@ def list_page_revisions(ops, page_id: PageId) -> dict[str, Any]:
     return ops.list_page_revisions(page_id)
 
 
-@analysis_tool(title="Read a page revision", read_only=True, idempotent=True)
+@analysis_tool(title="Read a page revision", read_only=True, idempotent=True,
+               example={"page_id": Item("page"), "revision_id": Item("revision")})
 def get_page_revision(
     ops, page_id: PageId, revision_id: RevisionId, include_rendered: IncludeRendered = False
 ) -> dict[str, Any]:
@@ -154,7 +164,8 @@ def get_page_revision(
 
 
 @analysis_tool(title="Revert a page", read_only=False, effects={
-    "changed": (("result.page_id", "page"),), "created": (("result.new_revision_id", "page_revision"),)})
+    "changed": (("result.page_id", "page"),), "created": (("result.new_revision_id", "page_revision"),)},
+               example={"page_id": Item("page"), "revision_id": Item("revision")})
 def revert_page_revision(ops, page_id: PageId, revision_id: RevisionId) -> dict[str, Any]:
     """Make an old revision current again by copying it into a new revision (history is kept).
 
@@ -165,7 +176,8 @@ def revert_page_revision(ops, page_id: PageId, revision_id: RevisionId) -> dict[
     return ops.revert_page_revision(page_id, revision_id)
 
 
-@analysis_tool(title="Check page markdown", read_only=True, idempotent=True)
+@analysis_tool(title="Check page markdown", read_only=True, idempotent=True,
+               example={"content": "# draft\n"})
 def validate_page_content(ops, content: PageContent) -> dict[str, Any]:
     """Check page markdown without saving anything: the same checks create_page and update_page make.
 

@@ -7,6 +7,7 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import Item
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import (
     CollectionId,
@@ -22,7 +23,9 @@ from galaxy_mcp_analysis.mcp.result_text import (
     title="Read dataset content",
     read_only=True,
     idempotent=True,
+    toolsets=("core",),
     text=RawText("content", first=("offset", "length", "next_offset", "eof", "encoding")),
+    example={"dataset_id": Item("dataset")},
 )
 def peek_dataset_content(
     ops,
@@ -63,6 +66,7 @@ def peek_dataset_content(
     read_only=True,
     idempotent=True,
     text=RecordTexts("elements", "content"),
+    example={"collection_id": Item("collection")},
 )
 def peek_collection_content(
     ops,
@@ -90,6 +94,7 @@ def peek_collection_content(
     read_only=True,
     idempotent=True,
     text=RecordTexts("datasets", "content"),
+    example={"dataset_ids": [Item("dataset")]},
 )
 def peek_datasets_content(
     ops,

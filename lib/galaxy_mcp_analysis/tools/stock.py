@@ -16,6 +16,7 @@ run may itself download data.
 
 from galaxy_mcp_analysis.core.tool_facts import (
     facts_table,
+    Item,
     RUN_EFFECTS,
     Runs,
     ToolFacts,
@@ -66,7 +67,9 @@ _TABLE = {
 _MORE = {
     "upload_file_from_url": {"starts_jobs": True, "effects": RUN_EFFECTS},
     "run_user_tool": {"starts_jobs": True, "runs": Runs("tool_uuid", "user_tool"), "effects": RUN_EFFECTS},
-    "create_history": {"history": ("result.id",), "effects": {"created": (("result.id", "history"),)}},
+    "create_history": {"history": ("result.id",), "effects": {"created": (("result.id", "history"),)},
+                       "toolsets": ("core",)},
+    "get_collection_details": {"toolsets": ("core",)},
     "invoke_workflow": {"starts_jobs": True, "runs": Runs("workflow_id", "workflow"),
                         "effects": {"created": (("result.id", "invocation"), ("result[].id", "invocation"))}},
     "cancel_workflow_invocation": {"effects": {"changed": (("result.invocation.id", "invocation"),
@@ -76,9 +79,34 @@ _MORE = {
     "delete_user_tool": {"effects": {"deleted": (("arguments.uuid", "user_tool"),)}},
 }
 
+#: The example call of a stock tool (core.tool_facts.ToolFacts.example: the test suite's valid call, never served).
+_EXAMPLES = {
+    "connect": {},
+    "get_server_info": {},
+    "get_user": {},
+    "search_tools": {"query": "sort"},
+    "search_tools_by_keywords": {"keywords": ["sort"]},
+    "get_tool_run_examples": {"tool_id": "sort1"},
+    "get_tool_citations": {"tool_id": "sort1"},
+    "get_job_status": {"job_id": Item("job")},
+    "get_job_details": {"dataset_id": Item("dataset")},
+    "list_histories": {"limit": 5},
+    "get_history_contents": {"history_id": Item("history")},
+    "get_dataset_details": {"dataset_id": Item("dataset")},
+    "get_collection_details": {"collection_id": Item("collection")},
+    "download_dataset": {"dataset_id": Item("dataset")},
+    "upload_file_from_url": {"history_id": Item("history"), "url": Item("url")},
+    "list_workflows": {},
+    "invoke_workflow": {"workflow_id": Item("workflow"), "history_id": Item("history"),
+                        "inputs": {"table": {"src": "hda", "id": Item("dataset")}}},
+    "get_invocation_details": {"invocation_id": Item("invocation")},
+    "recommend_biocontainer": {"packages": ["samtools"]},
+}
+
 
 def _facts(name, title, read_only, destructive, idempotent, open_world) -> ToolFacts:
-    return ToolFacts(name, title, read_only, destructive, idempotent, open_world, **_MORE.get(name, {}))
+    return ToolFacts(name, title, read_only, destructive, idempotent, open_world, **_MORE.get(name, {}),
+                     example=_EXAMPLES.get(name))
 
 
 #: The facts of each of Galaxy's 37 stock tools: the one stock table.

@@ -7,6 +7,7 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import Item
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.tools.tool_inputs import (
     ToolId,
@@ -14,7 +15,8 @@ from galaxy_mcp_analysis.tools.tool_inputs import (
 )
 
 
-@analysis_tool(title="Read a tool's help", read_only=True, idempotent=True)
+@analysis_tool(title="Read a tool's help", read_only=True, idempotent=True,
+               example={"tool_id": "Grep1"})
 def get_tool_help(
     ops,
     tool_id: ToolId,
@@ -34,7 +36,8 @@ def get_tool_help(
     return ops.get_tool_help(tool_id, tool_version=tool_version, offset=offset, max_bytes=max_bytes)
 
 
-@analysis_tool(title="Tool details and inputs", read_only=True, idempotent=True)
+@analysis_tool(title="Tool details and inputs", read_only=True, idempotent=True, toolsets=("core",),
+               example={"tool_id": "cat1", "io_details": True})
 def get_tool_details(ops, tool_id: str, io_details: bool = False, tool_version: ToolVersion = None) -> dict[str, Any]:
     """Describe a tool: id, name, version; with io_details=True its inputs and outputs.
 
@@ -49,7 +52,8 @@ def get_tool_details(ops, tool_id: str, io_details: bool = False, tool_version: 
     return ops.get_tool_details(tool_id, io_details, tool_version=tool_version)
 
 
-@analysis_tool(title="List a tool's versions", read_only=True, idempotent=True)
+@analysis_tool(title="List a tool's versions", read_only=True, idempotent=True,
+               example={"tool_id": "Grep1"})
 def get_tool_versions(ops, tool_id: ToolId) -> dict[str, Any]:
     """List every version of a tool this server serves, oldest first, to pin the one an analysis used.
 

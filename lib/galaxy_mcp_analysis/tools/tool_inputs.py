@@ -7,6 +7,7 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import Item
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import HistoryId
 
@@ -14,7 +15,8 @@ ToolId = Annotated[str, Field(description="Tool id from search_tools, e.g. 'sort
 ToolVersion = Annotated[str | None, Field(description="A served version; default: the tool's default version.")]
 
 
-@analysis_tool(title="Get a tool's input schema", read_only=True, idempotent=True)
+@analysis_tool(title="Get a tool's input schema", read_only=True, idempotent=True,
+               example={"tool_id": "cat1", "history_id": Item("history")})
 def get_tool_input_schema(
     ops,
     tool_id: ToolId,
@@ -40,7 +42,9 @@ def get_tool_input_schema(
     return ops.get_tool_input_schema(tool_id, tool_version=tool_version, history_id=history_id)
 
 
-@analysis_tool(title="Check tool inputs (dry run)", read_only=True, idempotent=True)
+@analysis_tool(title="Check tool inputs (dry run)", read_only=True, idempotent=True,
+               example={"history_id": Item("history"), "tool_id": "cat1",
+                        "inputs": {"input1": {"src": "hda", "id": Item("dataset")}}})
 def check_tool_inputs(
     ops,
     history_id: HistoryId,

@@ -8,6 +8,7 @@ from typing import (
 
 from pydantic import Field
 
+from galaxy_mcp_analysis.core.tool_facts import Item
 from galaxy_mcp_analysis.mcp.declaration import analysis_tool
 from galaxy_mcp_analysis.mcp.params import HistoryId
 from galaxy_mcp_analysis.mcp.result_text import Table
@@ -21,6 +22,7 @@ WorkflowId = Annotated[str, Field(description="Workflow id (list_workflows).")]
     idempotent=True,
     # Steps running the same tool repeat its whole schema: the text block writes each once.
     text=Table("parameters", once=("schema",)),
+    example={"workflow_id": Item("workflow")},
 )
 def get_workflow_input_schema(
     ops,
@@ -37,7 +39,9 @@ def get_workflow_input_schema(
     return ops.get_workflow_input_schema(workflow_id, version=version, history_id=history_id)
 
 
-@analysis_tool(title="Check workflow inputs (dry run)", read_only=True, idempotent=True)
+@analysis_tool(title="Check workflow inputs (dry run)", read_only=True, idempotent=True,
+               example={"workflow_id": Item("workflow"), "history_id": Item("history"),
+                        "inputs": {"table": {"src": "hda", "id": Item("dataset")}}})
 def check_workflow_inputs(
     ops,
     workflow_id: WorkflowId,
@@ -56,7 +60,8 @@ def check_workflow_inputs(
 
 
 @analysis_tool(title="Save a history's analysis as a workflow", read_only=False,
-               effects={"created": (("result.workflow_id", "workflow"),)})
+               effects={"created": (("result.workflow_id", "workflow"),)},
+               example={"history_id": Item("history"), "name": "example"})
 def create_workflow_from_history(
     ops,
     history_id: HistoryId,
@@ -87,7 +92,9 @@ def create_workflow_from_history(
 
 
 @analysis_tool(title="Create a workflow from a definition", read_only=False,
-               effects={"created": (("result.workflow_id", "workflow"),)})
+               effects={"created": (("result.workflow_id", "workflow"),)},
+               example={"definition": {"class": "GalaxyWorkflow", "inputs": {"t": "data"},
+                                       "steps": {"c": {"tool_id": "cat1", "in": {"input1": "t"}}}}})
 def create_workflow(
     ops,
     definition: Annotated[dict[str, Any] | str, Field(description="Format 2 (YAML or object) or .ga.")],
@@ -105,7 +112,8 @@ def create_workflow(
 
 
 @analysis_tool(title="Delete a workflow", read_only=False, destructive=True, idempotent=True,
-               effects={"deleted": (("result.workflow_id", "workflow"),)})
+               effects={"deleted": (("result.workflow_id", "workflow"),)},
+               example={"workflow_id": Item("spare_workflow")})
 def delete_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
     """Delete a workflow you own (it leaves list_workflows; its invocations stay).
     Undo: restore_workflow(workflow_id). Returns {workflow_id, name, deleted, published}.
@@ -116,7 +124,8 @@ def delete_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
 
 
 @analysis_tool(title="Restore a workflow", read_only=False, idempotent=True,
-               effects={"changed": (("result.workflow_id", "workflow"),)})
+               effects={"changed": (("result.workflow_id", "workflow"),)},
+               example={"workflow_id": Item("spare_workflow")})
 def restore_workflow(ops, workflow_id: WorkflowId) -> dict[str, Any]:
     """Undelete a workflow you own. Returns {workflow_id, name, deleted, published}.
     Errors: [AUTHORIZATION_ERROR] not yours; [NOT_FOUND]. Next: invoke_workflow.
