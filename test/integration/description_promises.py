@@ -317,6 +317,17 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("[NOT_FOUND] and [AUTHORIZATION_ERROR] for an id you cannot see (checked before waiting)", ACCESS),
         ("[NOT_FOUND] and", "test_unknown_and_foreign_items_get_the_codes_descriptions_name"),
     ],
+    "create_upload_url": [
+        ("Returns upload_url, method, headers, expires_at (minutes away), max_bytes, curl (the exact command",
+         "test_upload_url.py::test_a_50_mb_binary_arrives_byte_for_byte_with_the_curl_line"),
+        ("The URL is its own credential (this history, size, one use)",
+         "test_upload_url.py::test_auto_detects_the_datatype_and_the_url_is_refused_the_second_time"),
+        ("Upload's JSON: dataset_id, job_id", "test_upload_url.py::test_a_50_mb_binary_arrives_byte_for_byte_with_the_curl_line"),
+        ("4xx, nothing made: expired, used, too large, deleted since", "test_upload_url.py::test_expired_and_tampered_urls_are_refused"),
+        ("[VALIDATION_ERROR] unknown file_type", "test_upload_url.py::test_an_unknown_file_type_is_refused_by_the_tool"),
+        ("max_bytes over the cap", "test_upload_url.py::test_over_the_cap_is_refused_before_and_while_streaming"),
+        ("[NOT_FOUND] or [AUTHORIZATION_ERROR] not your history", ACCESS),
+    ],
     "create_dataset_from_text": [
         ("Errors (nothing is created): [VALIDATION_ERROR] empty content",
          "test_making_inputs.py::test_refused_pastes_create_nothing"),
