@@ -540,7 +540,7 @@ def test_descriptions_document_the_batch_form_and_the_new_tools(mcp):
     tools = {tool.name: tool for tool in mcp.list_tools()}
     run_tool = tools["run_tool"].description
     # The batch form, shown once, in the worked example.
-    assert '{"input1": {"batch": true, "values": [{"src": "hdca", "id": "<collection>"}]}}' in run_tool
+    assert '{"input1": {"batch": true, "values": [{"src": "hdca", "id": "<id>"}]}}' in run_tool
     for phrase in ("mapped_over", "implicit_collections", "Never wrapped", "data_collection", 'multiple="true"'):
         assert phrase in run_tool
     assert "map_over" in tools["get_tool_details"].description
