@@ -1,4 +1,6 @@
-"""Records what the walks over a tool's inputs feed, for a before/after diff (not part of the suite).
+"""Records what the walks over a tool's inputs feed, for a before/after diff (not part of the suite):
+the information tools' answers for every served tool, run_tool's jobs for the corpus cases, and each
+MCP tool's whole tools/list entry (byte-compared where its description did not change).
 
 WALKER_RECORD=<file> pytest test/integration/record_tool_walks.py
 """
@@ -21,6 +23,8 @@ def _normalised(value):
 
 def test_record(galaxy, mcp, api_key, admin_key):
     record = {}
+    for tool in mcp.list_tools():
+        record[f"tools/list {tool.name}"] = json.dumps(tool.model_dump(mode="json", exclude_none=True), sort_keys=True)
     tools = sorted({t["id"] for t in rest(galaxy.galaxy_url, "/api/tools?in_panel=false", admin_key)})
     assert len(tools) > 100, len(tools)
     for tool_id in tools:

@@ -427,3 +427,30 @@ def test_a_rerun_with_a_flat_change_counts_against_max_jobs_per_call(galaxy, mcp
     recorded = mcp.call_ok("get_job_parameters", job_id=again["jobs"][0]["id"], api_key=api_key)["inputs"]
     assert recorded["column_set"] == [{"other_column": 2, "other_style": "alpha", "other_order": "DESC"}]
     wait(mcp, api_key, history)
+
+
+def test_upload_urls_obey_the_policy_when_made_and_when_used(galaxy, mcp, api_key, policy):
+    """create_upload_url (class creates_jobs: its upload runs one) is refused under a rule denying it, and a URL
+    made before such a rule is refused when used (403, the rule named): no item, job or staged file is made."""
+    from test_upload_url import (
+        put,
+        State,
+    )
+
+    history = mcp.call_ok("create_history", name="upload policy", api_key=api_key)["id"]
+    made_before = mcp.call_ok("create_upload_url", history_id=history, name="early.txt", api_key=api_key)
+    before = State(galaxy, api_key, history)
+    for denied in ("[create_upload_url]", "[creates_jobs]"):
+        policy(f"rules:\n  - name: no-uploads\n    who: non_admins\n    reason: Uploads go through staff.\n"
+               f"    deny_mcp_tools: {denied}\n")
+        text = refused(mcp, "create_upload_url", "FORBIDDEN", "no-uploads", history_id=history, name="x.txt",
+                       api_key=api_key)
+        assert "Uploads go through staff." in text
+        response = put(made_before["upload_url"], b"a\tb\n", made_before["headers"])
+        assert response.status_code == 403, response.text
+        assert "rule no-uploads" in response.json()["error"] and "Uploads go through staff." in response.json()["error"]
+        assert State(galaxy, api_key, history) == before
+    # The rule gone, the same URL (its refusals did not use it up) uploads.
+    policy("rules: []\n")
+    response = put(made_before["upload_url"], b"a\tb\n", made_before["headers"])
+    assert response.status_code == 201, response.text

@@ -51,6 +51,13 @@ def install_upload_route(app, gx_app, settings: Settings) -> None:
     from galaxy_mcp_analysis.uploads.route import UploadRoute
     from galaxy_mcp_analysis.uploads.uses import UploadUses
 
+    from galaxy_mcp_analysis import tools
+    from galaxy_mcp_analysis.mcp.policy_file import (
+        policy_path,
+        PolicySource,
+    )
+
     uses = UploadUses(gx_app.model.engine)
     uses.create_table()
-    app.router.routes[:0] = UploadRoute(gx_app, uses, audit_sink(settings, gx_app)).routes()
+    policy = PolicySource(policy_path(settings, gx_app), tools.TOOL_FACTS)  # the same file the MCP calls obey
+    app.router.routes[:0] = UploadRoute(gx_app, uses, audit_sink(settings, gx_app), policy).routes()

@@ -269,9 +269,10 @@ def leaf_problem(parameter, path: str, value: Any, kind: str, error: Mapping[str
 
 
 def not_an_option(
-    parameter, path: str, offending: Any, valid: Sequence[Any], source: str | None = None
+    parameter, path: str, offending: Any, valid: Sequence[Any], source: str | None = None, data_ref: str | None = None
 ) -> InputProblem:
-    """``source``: what of the server's the options come from (``this server's data table 'x'``), if they do."""
+    """``source``: what of the server's the options come from (``this server's data table 'x'``), if they do;
+    ``data_ref``: the data input whose content or metadata they are read from, if they are."""
     if not valid and source:  # reference data this server lists nothing in for this request
         return InputProblem(
             path,
@@ -296,9 +297,11 @@ def not_an_option(
     return InputProblem(
         path,
         NOT_AN_OPTION,
-        f"{_shown(offending)} is not an option of {parameter.name!r}; valid values: {listed(list(valid))}."
+        f"{_shown(offending)} is not an option of {parameter.name!r}; valid values: {listed(list(valid))}"
+        + (f" (read from the data given as {data_ref!r})." if data_ref else ".")
         + (f" Did you mean {close[0]!r}?" if close else ""),
-        f"Use one of the valid values{' (a list of them: it takes several)' if getattr(parameter, 'multiple', False) else ''}.",
+        f"Use one of the valid values{' (a list of them: it takes several)' if getattr(parameter, 'multiple', False) else ''}"
+        + (f", or give {data_ref!r} a dataset that holds the value." if data_ref else "."),
         tuple(valid),
     )
 

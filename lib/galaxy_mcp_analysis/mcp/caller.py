@@ -89,13 +89,18 @@ class RequestCaller:
         if user is None:
             return None
         if self._policy_caller is None:
-            self._policy_caller = Caller(
-                email=user.email,
-                is_admin=self.gx_app.config.is_admin_user(user),
-                roles=frozenset(role.name for role in user.all_roles() if role.name),
-                groups=frozenset(membership.group.name for membership in user.groups if not membership.group.deleted),
-            )
+            self._policy_caller = caller_of(self.gx_app, user)
         return self._policy_caller
+
+
+def caller_of(gx_app, user) -> Caller:
+    """What the policy's rules match of a Galaxy user: email, admin, role and group names."""
+    return Caller(
+        email=user.email,
+        is_admin=gx_app.config.is_admin_user(user),
+        roles=frozenset(role.name for role in user.all_roles() if role.name),
+        groups=frozenset(membership.group.name for membership in user.groups if not membership.group.deleted),
+    )
 
 
 def begin(gx_app, credential: str | None) -> tuple[RequestCaller, contextvars.Token]:

@@ -90,10 +90,11 @@ class DynamicOptions:
                     unchecked.append({"path": where, "reason": _why_unchecked(tool, steps, state)})
                 continue
             valid = [value for value, _ in options]
-            source = _server_source(_legacy_parameter(tool.inputs, steps, state))
+            legacy = _legacy_parameter(tool.inputs, steps, state)
+            data_ref = getattr(getattr(legacy, "options", None), "dataset_ref_name", None)
             for item in value if isinstance(value, list) else [value]:
                 if str(item) not in valid:
-                    problems.append(not_an_option(parameter, where, item, valid, source))
+                    problems.append(not_an_option(parameter, where, item, valid, _server_source(legacy), data_ref))
         return problems
 
     def column_rule(self, tool, problem: InputProblem, flat: Mapping[str, Any]) -> InputProblem:

@@ -2,7 +2,8 @@
 
 In order, each step refusing before anything exists: the token's signature and expiry (core.upload_urls);
 a declared Content-Length over the URL's cap; the token's user (still there, not deleted or purged) and its
-history (still the user's to write, not deleted) through the lookup layer; the URL's one use (uploads.uses,
+history (still the user's to write, not deleted) through the lookup layer; the admin's policy as it stands now
+(a rule denying create_upload_url to the user, made after the URL was, refuses it); the URL's one use (uploads.uses,
 shared by every worker). Then the body is streamed to a file in Galaxy's upload store (``tus_upload_store``,
 else ``new_file_path``: where Galaxy's resumable uploads land) in 1 MiB writes, never held whole; past the
 cap it is cut off, the file removed, 413. Last, Galaxy's fetch of the staged file as that user
@@ -52,10 +53,11 @@ _UPLOAD_FACTS = ToolFacts("create_upload_url", "Upload through an upload URL", r
 
 
 class UploadRoute:
-    def __init__(self, gx_app, uses, audit_sink=None):
+    def __init__(self, gx_app, uses, audit_sink=None, policy=None):
         self.gx_app = gx_app
         self.uses = uses
         self.audit_sink = audit_sink
+        self.policy = policy  # mcp.policy_file.PolicySource, or None: no policy file
         self.key = signing_key(gx_app.config.id_secret)
         config = gx_app.config
         self.store = config.tus_upload_store or config.new_file_path
@@ -149,7 +151,19 @@ class UploadRoute:
         return operations_for_user(self.gx_app, user)
 
     def _check_target(self, claims: UploadClaims) -> None:
-        self._operations(claims).history_to_upload_into(claims.history_id)
+        operations = self._operations(claims)
+        self._check_policy(operations.trans.user)
+        operations.history_to_upload_into(claims.history_id)
+
+    def _check_policy(self, user) -> None:
+        """The policy's tool rules for create_upload_url, judged again at the upload (rate limits are counted
+        when the URL is made, not twice)."""
+        from galaxy_mcp_analysis.mcp.caller import caller_of
+        from galaxy_mcp_analysis.mcp.policy import refused
+
+        policy = self.policy.current() if self.policy is not None else None  # an invalid file: FORBIDDEN
+        if policy and policy.rules and (refusal := policy.check_tool(caller_of(self.gx_app, user), _UPLOAD_FACTS)):
+            raise refused(refusal)
 
     def _fetch(self, claims: UploadClaims, session_id: str) -> dict:
         return self._operations(claims).fetch_staged_upload(claims, session_id)
