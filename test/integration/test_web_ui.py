@@ -102,6 +102,15 @@ def analysis(mcp, api_key):
         f'history_dataset_as_table(history_dataset_id={pasted["SA02"]["dataset_id"]}, title="Counts of SA02")\n'
         "```\n"
     )
+    headed = call("create_dataset_from_text", history_id=history_id, name="SA03", file_type="tabular", header=True,
+                  content="gene\tcount\ntetK\t2\nermC\t9\n")
+    hashed = call("create_dataset_from_text", history_id=history_id, name="SA04", file_type="tabular", header=True,
+                  content="#gene\tcount\nsplit\t4\n")
+    content += ("\n```galaxy\n"
+                f'history_dataset_as_table(history_dataset_id={headed["dataset_id"]}, title="Counts of SA03")\n'
+                "```\n\n```galaxy\n"
+                f'history_dataset_as_table(history_dataset_id={hashed["dataset_id"]}, title="Counts of SA04")\n'
+                "```\n")
     page = call("create_page", history_id=history_id, content=content)
     return {"history_id": history_id, "page_id": page["page_id"], "mapped": mapped["implicit_collections"][0],
             "failed": failed["outputs"][0]}
@@ -153,4 +162,16 @@ def test_the_web_ui_shows_the_agents_history_and_page(galaxy, analysis, page_in_
     cells = [text.strip() for text in table.locator("td").all_inner_texts()]
     assert cells == ["gene", "count", "mecA", "5", "blaZ", "17"], cells
     expect(browser.get_by_text("Counts of SA02")).to_be_visible()
+    # Tables pasted with header=True: Galaxy's page shows their column names as the table's header.
+    headed = browser.locator("table", has=browser.locator("td", has_text="tetK"))
+    expect(headed).to_be_visible()
+    header = [text.strip() for text in headed.locator("th").all_inner_texts()]
+    rows = [text.strip() for text in headed.locator("td").all_inner_texts()]
+    # Galaxy's page table reads the file's lines, skipping only '#' lines: a plain header line shows again as
+    # the first row (create_dataset_from_text's description says so), a '#' header line does not.
+    assert (header, rows) == (["gene", "count"], ["gene", "count", "tetK", "2", "ermC", "9"]), (header, rows)
+    hashed = browser.locator("table", has=browser.locator("td", has_text="split"))
+    header = [text.strip() for text in hashed.locator("th").all_inner_texts()]
+    rows = [text.strip() for text in hashed.locator("td").all_inner_texts()]
+    assert (header, rows) == (["gene", "count"], ["split", "4"]), (header, rows)
     shot("5-page")

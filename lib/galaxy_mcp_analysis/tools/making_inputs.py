@@ -33,7 +33,7 @@ def create_dataset_from_text(
     ] = "auto",
     dbkey: Annotated[str, Field(description="Genome build, e.g. 'hg38'; '?' for unknown.")] = "?",
     column_names: Annotated[list[str] | None, Field(description="A table's column names (page headers).")] = None,
-    header: Annotated[bool, Field(description="The first line names the columns; not a data row.")] = False,
+    header: Annotated[bool, Field(description="First line = column names; begin it with '#' or a page repeats it as a row.")] = False,
 ) -> dict[str, Any]:
     """Create a history dataset from text you have in context (a small TSV, BED, FASTA, ...).
 
