@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from galaxy_mcp_analysis.core import tool_inputs as rules
+from galaxy_mcp_analysis.core.declared_parameters import declared_parameters
 from galaxy_mcp_analysis.core.map_over import (
     DataInput,
     map_over_hint,
@@ -255,61 +256,39 @@ def template(parameters: list) -> dict[str, Any]:
     return filled
 
 
-def data_inputs(
-    parameters: list, path: str, names: tuple[str, ...], branch: dict | None, repeats: frozenset[int] = frozenset()
-):
-    """Each data and collection input under ``path`` (its group's names from the top ``names``, of which
-    the positions ``repeats`` are repeats), with its flat name and map-over hint."""
-    for parameter in parameters:
-        kind = parameter.parameter_type
-        here = f"{path}.{parameter.name}" if path else parameter.name
-        inner = names + (parameter.name,)
-        if kind == rules.CONDITIONAL:
-            for when in parameter.whens:
-                yield from data_inputs(
-                    list(when.parameters),
-                    here,
-                    inner,
-                    (branch or {}) | {f"{here}.{parameter.test_parameter.name}": when.discriminator},
-                    repeats,
-                )
-        elif kind == rules.SECTION:
-            yield from data_inputs(list(parameter.parameters), here, inner, branch, repeats)
-        elif kind == rules.REPEAT:
-            yield from data_inputs(list(parameter.parameters), f"{here}[]", inner, branch, repeats | {len(names)})
-        elif kind in (rules.DATA, rules.COLLECTION):
-            data_input = DataInput(
-                path=inner,
-                repeats=repeats,
-                collection=kind == rules.COLLECTION,
-                multiple=bool(getattr(parameter, "multiple", False)),
-            )
-            entry: dict[str, Any] = {
-                "path": here,
-                "flat_name": data_input.name,
-                "datatypes": list(parameter.extensions),
-                "multiple": data_input.multiple,
-                "collection_types": collection_types(parameter) if kind == rules.COLLECTION else None,
-                "optional": bool(parameter.optional),
-            }
-            if branch:
-                entry["when"] = branch
-            hint = map_over_hint(data_input)
-            hint.pop("note", None)
-            entry.update(hint)
-            yield entry
+def data_inputs(parameters: list):
+    """Each data and collection input of the tool, in every branch, with its flat name and map-over hint."""
+    for declared in declared_parameters(parameters):
+        parameter, kind = declared.parameter, declared.parameter.parameter_type
+        if kind not in (rules.DATA, rules.COLLECTION):
+            continue
+        data_input = DataInput(
+            path=declared.names,
+            repeats=declared.repeats,
+            collection=kind == rules.COLLECTION,
+            multiple=bool(getattr(parameter, "multiple", False)),
+        )
+        entry: dict[str, Any] = {
+            "path": declared.path,
+            "flat_name": data_input.name,
+            "datatypes": list(parameter.extensions),
+            "multiple": data_input.multiple,
+            "collection_types": collection_types(parameter) if kind == rules.COLLECTION else None,
+            "optional": bool(parameter.optional),
+        }
+        if declared.when:
+            entry["when"] = declared.when
+        hint = map_over_hint(data_input)
+        hint.pop("note", None)
+        entry.update(hint)
+        yield entry
 
 
-def dynamic_selects(parameters: list, names: tuple[str, ...]):
-    for parameter in parameters:
-        kind = parameter.parameter_type
-        if kind == rules.CONDITIONAL:
-            for when in parameter.whens:
-                yield from dynamic_selects(list(when.parameters), names + (parameter.name,))
-        elif kind in (rules.SECTION, rules.REPEAT):
-            yield from dynamic_selects(list(parameter.parameters), names + (parameter.name,))
-        elif kind == "gx_select" and parameter.options is None:
-            yield names + (parameter.name,)
+def dynamic_selects(parameters: list):
+    """The names (from the top) of each select whose options Galaxy computes per request, in every branch."""
+    for declared in declared_parameters(parameters):
+        if declared.parameter.parameter_type == "gx_select" and declared.parameter.options is None:
+            yield declared.names
 
 
 def collection_types(parameter) -> list[str]:

@@ -138,8 +138,8 @@ class ToolInputs:
             request_model=request_model,
             schema=tool_schema.object_schema(parameters, top=True),
             template=tool_schema.template(parameters),
-            data_inputs=list(tool_schema.data_inputs(parameters, "", (), None)),
-            dynamic_selects=list(tool_schema.dynamic_selects(parameters, ())),
+            data_inputs=list(tool_schema.data_inputs(parameters)),
+            dynamic_selects=list(tool_schema.dynamic_selects(parameters)),
         )
         with _CACHE_LOCK:
             _CACHE[key] = (weakref.ref(tool), modelled)

@@ -69,7 +69,7 @@ def _reset(parameter):
 
 
 def formats_by_input(parameters):
-    return {entry["flat_name"]: entry["datatypes"] for entry in tool_schema.data_inputs(parameters, "", (), None)}
+    return {entry["flat_name"]: entry["datatypes"] for entry in tool_schema.data_inputs(parameters)}
 
 
 def test_the_declarations_are_read_by_names_from_the_top_and_ambiguous_ones_left_out(source):

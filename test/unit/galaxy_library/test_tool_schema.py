@@ -54,8 +54,8 @@ def rendered(parameters: list) -> dict:
     return {
         "schema": tool_schema.object_schema(parameters, top=True),
         "template": tool_schema.template(parameters),
-        "data_inputs": list(tool_schema.data_inputs(parameters, "", (), None)),
-        "dynamic_selects": list(tool_schema.dynamic_selects(parameters, ())),
+        "data_inputs": list(tool_schema.data_inputs(parameters)),
+        "dynamic_selects": list(tool_schema.dynamic_selects(parameters)),
     }
 
 
