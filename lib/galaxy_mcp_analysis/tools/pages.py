@@ -15,7 +15,7 @@ PageId = Annotated[str, Field(description="Encoded page id, e.g. from list_pages
 RevisionId = Annotated[str, Field(description="Encoded revision id, from list_page_revisions.")]
 IncludeRendered = Annotated[
     bool, Field(description="Also return rendered_content: the page as Galaxy exports it, embeds expanded (32 KB; "
-                            "a table's title shows only on the web page).")
+                            "a table's title and header show only on the web page).")
 ]
 PageContent = Annotated[str, Field(description="The whole page as Galaxy-flavoured markdown (see the rules above).")]
 
