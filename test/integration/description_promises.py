@@ -332,7 +332,7 @@ PROMISES: dict[str, list[tuple[str, str]]] = {
         ("Errors (nothing is created): [VALIDATION_ERROR] empty content",
          "test_making_inputs.py::test_refused_pastes_create_nothing"),
         ("Returns dataset_id, hid, name, job_id, state", "test_results_carry_the_fields_they_name"),
-        ("column_names/header: set once the upload ends (waited for; column_names_set)",
+        ("column_names/header: set once the upload ends (waited; column_names_set)",
          "test_table_headers.py::test_a_header_line_names_the_columns_and_is_no_data_row"),
         ("The dataset is usable as a tool input at once", "test_a_paste_is_a_tool_input_at_once"),
         ("its bytes are exactly the content given (no line-ending or tab conversion)",

@@ -33,16 +33,16 @@ def create_dataset_from_text(
     ] = "auto",
     dbkey: Annotated[str, Field(description="Genome build, e.g. 'hg38'; '?' for unknown.")] = "?",
     column_names: Annotated[list[str] | None, Field(description="A table's column names (page headers).")] = None,
-    header: Annotated[bool, Field(description="First line = column names; begin it with '#' or a page repeats it as a row.")] = False,
+    header: Annotated[bool, Field(description="Line 1 = column names; prefix '#' or pages show it twice.")] = False,
 ) -> dict[str, Any]:
     """Create a history dataset from text you have in context (a small TSV, BED, FASTA, ...).
 
     Returns dataset_id, hid, name, job_id, state (usually "queued"),
     file_type, bytes, and Galaxy's outputs. The dataset is usable as a tool input at once;
     its bytes are exactly the content given (no line-ending or tab conversion).
-    column_names/header: set once the upload ends (waited for; column_names_set).
+    column_names/header: set once the upload ends (waited; column_names_set).
 
-    Example: create_dataset_from_text(history_id, file_type="tabular", content="gene\\tn\\nmecA\\t3\\n", header=true)
+    Example: create_dataset_from_text(history_id, file_type="tabular", content="#gene\\tn\\nmecA\\t3\\n", header=true)
 
     Errors (nothing is created): [VALIDATION_ERROR] empty content, content over the server cap,
     unknown file_type (closest datatypes listed); [AUTHORIZATION_ERROR] another user's history;
