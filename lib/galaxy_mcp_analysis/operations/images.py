@@ -6,6 +6,7 @@ cannot be decoded is a coded error saying so; the raw bytes stay reachable with 
 
 import io
 import os
+import re
 
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
@@ -104,7 +105,10 @@ def _rendered_svg(path: str):
     with open(path, "rb") as source:
         svg = source.read()
     if (reference := svg_external_reference(svg)) is not None:
-        raise ValueError(f"the SVG refers to {reference[:80]!r} outside itself, which is never fetched")
+        # Named by its scheme only: the reference may be a server path ("file:///etc/...").
+        scheme = re.match(r"[A-Za-z][\w+.-]*:", reference)
+        target = f"a {scheme.group(0).lower()!r} address" if scheme else "a relative path"
+        raise ValueError(f"the SVG has an href to {target} outside itself, which is never fetched")
     size = svg_size(svg[:8192])
     original = tuple(max(1, round(side)) for side in size) if size else None
     # Render straight at the capped size: a huge declared size never makes a huge bitmap.
