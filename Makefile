@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV ?= .venv
 PORT ?= 8080
 DATA_DIR ?= .galaxy
-# Where Galaxy's jobs run: local (Galaxy's local runner), slurm or pulsar (doc/admin-guide.md, "Job engines").
-# The engine's .ci/install-<name> script runs first (a no-op when installed).
+# Where Galaxy's jobs run: local (Galaxy's local runner), slurm or pulsar (doc/admin-guide.md, "Job engines"),
+# or several comma-separated (local,slurm,pulsar: the first is the default; a user with a role named after
+# another engine runs there). Each engine's .ci/install-<name> script runs first (a no-op when installed).
 JOB_RUNNER ?= local
+comma := ,
 DATABASE_URL ?=
 TOOL_CONF ?=
 PYTEST_ARGS ?=
@@ -22,7 +24,8 @@ $(INSTALLED): setup.cfg pyproject.toml constraints.txt
 install: $(INSTALLED)
 
 serve: $(INSTALLED)
-	@if [ -f .ci/install-$(JOB_RUNNER) ]; then bash .ci/install-$(JOB_RUNNER); fi
+	@for engine in $(subst $(comma), ,$(JOB_RUNNER)); do \
+		if [ -f .ci/install-$$engine ]; then bash .ci/install-$$engine || exit 1; fi; done
 	$(VENV)/bin/python -m galaxy_mcp_analysis.serve --data-dir "$(DATA_DIR)" --port "$(PORT)" \
 		--job-runner "$(JOB_RUNNER)" \
 		$(if $(DATABASE_URL),--database-url "$(DATABASE_URL)") $(if $(TOOL_CONF),--tool-conf "$(TOOL_CONF)")
@@ -45,7 +48,8 @@ check-toolbox: $(INSTALLED)
 PRODUCTION_DATA_DIR ?= .galaxy-production
 .PHONY: serve-production
 serve-production: $(INSTALLED)
-	@if [ -f .ci/install-$(JOB_RUNNER) ]; then bash .ci/install-$(JOB_RUNNER); fi
+	@for engine in $(subst $(comma), ,$(JOB_RUNNER)); do \
+		if [ -f .ci/install-$$engine ]; then bash .ci/install-$$engine || exit 1; fi; done
 	$(VENV)/bin/python -m galaxy_mcp_analysis.testing.production --data-dir "$(PRODUCTION_DATA_DIR)" --port "$(PORT)" \
 		--job-runner "$(JOB_RUNNER)" $(if $(DATABASE_URL),--database-url "$(DATABASE_URL)")
 

@@ -18,6 +18,12 @@ from galaxy_mcp_analysis.testing import (
     serve_directory,
 )
 
+# The job engines' one Galaxy and its per-engine users (test/job_engines_galaxy.py), for test_job_engines*.py.
+from job_engines_galaxy import (  # noqa: E402,F401
+    engine_galaxy,
+    engines_galaxy,
+)
+
 #: The 37 tools Galaxy 26.1.2's own MCP server registers.
 STOCK_TOOLS = frozenset(
     """

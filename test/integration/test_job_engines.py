@@ -1,11 +1,12 @@
 """Issue 50: every job-facing tool holds on each job engine (Galaxy's local runner, Slurm, Pulsar).
 
-One Galaxy per engine, started by the same launcher as ``make serve JOB_RUNNER=<engine>`` (the engine
-beside it, stopped with it). The same tests run on each; what an engine records of the jobs it ran
-(``job_runner_log``: Slurm's job completion log) is read to show the jobs went there. An engine whose
-programs are not installed is skipped here, and CI (.ci/run) installs every engine and sets
-GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES, so there a missing engine fails instead. Faults (Slurm): the
-controller stopped while a job runs, and a job killed at its time limit.
+One Galaxy routes to every engine (test/job_engines_galaxy.py: ``JOB_RUNNER=local,slurm,pulsar``, started by
+the same launcher as ``make serve``): the same tests run as each engine's user, whose role sends their jobs
+there. What an engine records of the jobs it ran (``job_runner_log``: Slurm's job completion log) and the
+runner Galaxy's record names show the jobs went there. An engine whose programs are not installed is
+skipped here, and CI (.ci/run) installs every engine and sets GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES, so there
+a missing engine fails instead. Faults (Slurm): the controller stopped while a job runs, and a job killed
+at its time limit.
 """
 
 import os
@@ -18,61 +19,31 @@ from pathlib import Path
 import pytest
 
 from conftest import fetch, wait_for_dataset
-from galaxy_mcp_analysis.serve.engines import (
-    ENGINES,
-    start_engine,
-)
+from galaxy_mcp_analysis.serve.engines import start_engine
 from galaxy_mcp_analysis.testing import (
-    LaunchedGalaxy,
     McpClient,
     rest,
 )
 from galaxy_mcp_analysis.testing.audit import audit_lines
 from galaxy_mcp_analysis.serve.engines.base import pid_running
 from galaxy_mcp_analysis.serve.engines.slurm import program
+from job_engines_galaxy import (
+    ENGINE_NAMES,
+    require_engine,
+)
 
-ENGINE_NAMES = ("local", "slurm", "pulsar")
 TABLE = "chr1\t30\tb\nchr2\t4\ta\nchr3\t200\tc\nchr10\t4\td\n"
 CUT_COMPLAINT = "No columns specified, columns are not preceded with 'c'"
-#: A tool that sleeps on the engine (a job that stays running for a while), served beside the toolbox.
-SLEEP_CONF = Path(__file__).parent / "engine_tools" / "tool_conf.xml"
 #: Galaxy's Slurm job plugin's message for a job Slurm killed at its time limit (the TIMEOUT state).
 WALLTIME_MESSAGE = "ran longer than the maximum allowed job run time"
 
 
-# ---- one Galaxy per engine ----
+# ---- one Galaxy, a user per engine ----
 
 
 @pytest.fixture(scope="module", params=ENGINE_NAMES)
-def engine(request) -> str:
-    name = request.param
-    reason = f"no {name} engine in serve/engines" if name not in ENGINES else ENGINES[name].available()
-    if reason:
-        if os.environ.get("GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES"):
-            pytest.fail(f"{name}: {reason}")
-        pytest.skip(f"{name}: {reason}")
-    return name
-
-
-@pytest.fixture(scope="module")
-def galaxy_on(engine, tmp_path_factory, new_database_url):
-    directory = tmp_path_factory.mktemp(f"galaxy-{engine}")
-    policy_file, audit_log = directory / "policy.yml", directory / "audit.jsonl"
-    server = LaunchedGalaxy(directory / "data", database_url=new_database_url(), job_runner=engine,
-                            tool_confs=[SLEEP_CONF], env={"GALAXY_MCP_ANALYSIS_POLICY_FILE": str(policy_file),
-                                 "GALAXY_MCP_ANALYSIS_AUDIT_LOG": str(audit_log)})
-    server.policy_file, server.audit_log, server.engine = policy_file, audit_log, engine
-    server.engine_root = server.data_dir / "job-engines" / engine
-    server.replacements = []  # daemons a fault test restarted itself (stopped after Galaxy and its engine)
-    began = time.monotonic()
-    server.start()
-    server.start_seconds = time.monotonic() - began
-    yield server
-    server.stop()
-    for process in server.replacements:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(30)
-    assert not engine_processes(server), engine_processes(server)
+def galaxy_on(request, engine_galaxy):
+    return engine_galaxy(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -100,20 +71,6 @@ def table(galaxy_on, key, history):
     return dataset["id"]
 
 
-def engine_processes(galaxy) -> list[str]:
-    """Processes still running from the engine's directory (its daemons name their files there)."""
-    root = str(galaxy.data_dir / "job-engines")
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if proc.name.isdigit() and root in command:
-            found.append(f"{proc.name}: {command}")
-    return found
-
-
 def hda(dataset_id: str) -> dict:
     return {"src": "hda", "id": dataset_id}
 
@@ -133,8 +90,12 @@ def admin_job(galaxy, job_id: str) -> dict:
 
 
 def assert_ran_on_the_engine(galaxy, job_ids: list[str]) -> None:
-    """What the engine recorded of the jobs: on Slurm, Galaxy's record holds each job's Slurm id and Slurm's
-    completion log has its line."""
+    """Where the jobs ran: Galaxy's record names the engine's runner (the user's route), and on Slurm each
+    job's Slurm id has its line in Slurm's completion log."""
+    listed = rest(galaxy.galaxy_url, "/api/jobs?view=admin_job_list&limit=1000", galaxy.admin_api_key)
+    runners = {job["id"]: job["job_runner_name"] for job in listed if job["id"] in job_ids}
+    assert set(runners) == set(job_ids), (runners, job_ids)
+    assert {runner.split(":")[0] for runner in runners.values()} == {galaxy.engine}, runners
     if galaxy.engine == "slurm":
         recorded = (galaxy.engine_root / "jobs.log").read_text()
         for job_id in job_ids:
@@ -169,12 +130,14 @@ def sleeping(mcp, key, history, seconds: int) -> tuple[str, str]:
 # ---- the job tools on each engine ----
 
 
-def test_the_server_names_its_engine(galaxy_on):
+def test_the_server_names_its_engines_and_routes(galaxy_on):
     info = galaxy_on.info
-    assert info["job_runner"] == galaxy_on.engine
+    assert info["job_runner"] == ",".join(galaxy_on.engines) and galaxy_on.engine in galaxy_on.engines, info
+    route = info["job_routes"][galaxy_on.engine]
+    assert route["role"] == galaxy_on.engine and route["default"] == (galaxy_on.engine == ENGINE_NAMES[0]), route
     if galaxy_on.engine == "slurm":
-        assert Path(info["job_runner_log"]) == galaxy_on.engine_root / "jobs.log"
-    print(f"\n{galaxy_on.engine}: Galaxy with its engine started in {galaxy_on.start_seconds:.1f} s")
+        assert Path(route["job_runner_log"]) == galaxy_on.engine_root / "jobs.log"
+    print(f"\n{galaxy_on.engine}: the engines' Galaxy started in {galaxy_on.start_seconds:.1f} s")
 
 
 def test_one_job_and_a_map_over_of_four_reach_ok_with_progress(galaxy_on, mcp_on, key, table):
@@ -343,10 +306,7 @@ def test_the_policy_limits_jobs_and_the_audit_trail_names_them(galaxy_on, mcp_on
 
 
 def test_the_slurm_engine_runs_a_job_and_leaves_nothing_when_stopped(tmp_path):
-    if reason := ENGINES["slurm"].available():
-        if os.environ.get("GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require_engine("slurm")
     engine = start_engine("slurm", tmp_path / "slurm")
     try:
         env = {**os.environ, **engine.environ}

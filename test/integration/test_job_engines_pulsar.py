@@ -1,13 +1,13 @@
 """Issue 50, Pulsar: jobs staged to a local Pulsar server through Galaxy's ``pulsar_rest`` runner.
 
-One Galaxy started by the launcher of ``make serve JOB_RUNNER=pulsar`` (Pulsar beside it, stopped with
-it), serving test/integration/engine_tools (``engine_test_sleep``: a job as long as asked, ending with
-the exit code asked). What only Pulsar shows: Galaxy's record names the runner and Pulsar's job id,
-Pulsar's log (``job_runner_log``) has a line for each job it ran, inputs and outputs go through
-Pulsar's own staging directory, a cancelled job's processes are gone from the Pulsar host, and what
-Galaxy reports when Pulsar restarts under a running job. Skipped when Pulsar is not installed
-(``.ci/install-pulsar``), failed instead where CI requires every engine
-(GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES).
+The engines' one Galaxy (test/job_engines_galaxy.py, the launcher of ``make serve JOB_RUNNER=...,pulsar``:
+Pulsar beside it, stopped with it) as the user whose role routes their jobs to Pulsar, serving
+test/integration/engine_tools (``engine_test_sleep``: a job as long as asked, ending with the exit code
+asked). What only Pulsar shows: Galaxy's record names the runner and Pulsar's job id, Pulsar's log
+(``job_runner_log``) has a line for each job it ran, inputs and outputs go through Pulsar's own staging
+directory, a cancelled job's processes are gone from the Pulsar host, and what Galaxy reports when Pulsar
+restarts under a running job. Skipped when Pulsar is not installed (``.ci/install-pulsar``), failed
+instead where CI requires every engine (GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES).
 """
 
 import os
@@ -26,33 +26,16 @@ from galaxy_mcp_analysis.serve.engines.pulsar import (
     PulsarServer,
 )
 from galaxy_mcp_analysis.testing import (
-    LaunchedGalaxy,
     McpClient,
     rest,
 )
 
-ENGINE_TOOLS = Path(__file__).parent / "engine_tools" / "tool_conf.xml"
 TABLE = "3\tc\n1\ta\n2\tb\n"
 
 
 @pytest.fixture(scope="module")
-def galaxy_pulsar(tmp_path_factory, new_database_url):
-    if reason := PulsarEngine.available():
-        if os.environ.get("GALAXY_MCP_ANALYSIS_REQUIRE_ENGINES"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    directory = tmp_path_factory.mktemp("galaxy-pulsar")
-    server = LaunchedGalaxy(directory / "data", database_url=new_database_url(), job_runner="pulsar",
-                            tool_confs=[ENGINE_TOOLS])
-    began = time.monotonic()
-    server.start()
-    print(f"\npulsar: Galaxy with Pulsar started in {time.monotonic() - began:.1f} s")
-    server.engine_root = server.data_dir / "job-engines" / "pulsar"
-    yield server
-    server.stop()
-    # Pulsar and its jobs run in sessions of their own, outside the launcher's process group: the
-    # launcher's stop must have ended them.
-    assert not processes_under(server.engine_root), processes_under(server.engine_root)
+def galaxy_pulsar(engine_galaxy):
+    return engine_galaxy("pulsar")
 
 
 @pytest.fixture(scope="module")
@@ -81,24 +64,7 @@ def table(galaxy_pulsar, key, history):
 
 
 def server_of(galaxy) -> PulsarServer:
-    return PulsarServer(galaxy.engine_root, galaxy.info["pulsar_url"])
-
-
-def processes_under(root: Path) -> list[str]:
-    """Processes whose command line names the engine's directory (the Pulsar server) or whose working
-    directory is in it (the jobs Pulsar runs in its staging directory)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            cwd = os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        if str(root) in command or cwd.startswith(str(root)):
-            found.append(f"{proc.name}: {command}")
-    return found
+    return PulsarServer(galaxy.engine_root, galaxy.route["pulsar_url"])
 
 
 def admin_job(galaxy, job_id: str) -> dict:
@@ -117,7 +83,7 @@ def galaxy_job_number(galaxy, job_id: str) -> int:
 
 def pulsar_log_lines(galaxy, job_number: int, status: str) -> list[str]:
     pattern = re.compile(rf"Status of job \[{job_number}\] changed to \[{status}\]")
-    return [line for line in Path(galaxy.info["job_runner_log"]).read_text().splitlines() if pattern.search(line)]
+    return [line for line in Path(galaxy.route["job_runner_log"]).read_text().splitlines() if pattern.search(line)]
 
 
 def until(check, what: str, timeout: float = 90):
@@ -144,10 +110,10 @@ def finished(mcp, key, job_id: str) -> dict:
 
 
 def test_the_server_names_pulsar_and_its_log(galaxy_pulsar):
-    info = galaxy_pulsar.info
-    assert info["job_runner"] == "pulsar", info
-    assert Path(info["job_runner_log"]) == galaxy_pulsar.engine_root / "pulsar.log", info
-    assert info["pulsar_url"].startswith("http://127.0.0.1:"), info
+    info, route = galaxy_pulsar.info, galaxy_pulsar.route
+    assert "pulsar" in info["job_runner"].split(",") and route["role"] == "pulsar", info
+    assert Path(route["job_runner_log"]) == galaxy_pulsar.engine_root / "pulsar.log", info
+    assert route["pulsar_url"].startswith("http://127.0.0.1:"), info
     # The token is private: only the engine's directory (mode 700) holds it, never server.json.
     token = (galaxy_pulsar.engine_root / "engine.json").read_text()
     assert re.search(r'"token": "[0-9a-f]{32}"', token) and "token" not in str(info)
@@ -203,7 +169,7 @@ def test_cancel_ends_the_job_on_the_pulsar_host(galaxy_pulsar, mcp, key, history
     assert finished(mcp, key, job["id"])["state"] == "deleted"
     until(lambda: not server.job_processes(), "the job's processes ending on the Pulsar host", timeout=60)
     number = galaxy_job_number(galaxy_pulsar, job["id"])
-    kills = [line for line in Path(galaxy_pulsar.info["job_runner_log"]).read_text().splitlines()
+    kills = [line for line in Path(galaxy_pulsar.route["job_runner_log"]).read_text().splitlines()
              if f"Attempting to kill job with job_id {number}" in line]
     assert kills, "Pulsar's log names no kill of the job"
 

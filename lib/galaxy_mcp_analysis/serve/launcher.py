@@ -68,18 +68,27 @@ def add_job_runner_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--job-runner",
         default=os.environ.get("JOB_RUNNER") or engines.DEFAULT_ENGINE,
-        choices=sorted(engines.ENGINES),
-        help="where Galaxy's jobs run: started before Galaxy, stopped after it (serve/engines)",
+        type=_job_runner_switch,
+        help=f"where Galaxy's jobs run ({', '.join(engines.ENGINES)}; several comma-separated: the first is "
+        "the default, a user with a role named after another engine runs there): started before Galaxy, "
+        "stopped after it (serve/engines)",
     )
 
 
-def start_job_engine(name: str, data_dir: Path) -> "engines.RunningEngine":
-    """Start the job engine in ``<data_dir>/job-engines/<name>`` and put what Galaxy needs to reach it
-    (``SLURM_CONF``, ...) into this process's environment; a LaunchError when it is not installed."""
+def _job_runner_switch(value: str) -> str:
     try:
-        running = engines.start_engine(name, data_dir / "job-engines" / name)
+        return ",".join(engines.engine_names(value))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def start_job_engine(switch: str, data_dir: Path) -> "engines.RunningEngine":
+    """Start the job engines ``switch`` names in ``<data_dir>/job-engines/<name>`` and put what Galaxy needs
+    to reach them (``SLURM_CONF``, ...) into this process's environment; a LaunchError when one is not installed."""
+    try:
+        running = engines.start_engines(switch, data_dir / "job-engines")
     except engines.EngineNotAvailable as e:
-        raise LaunchError(f"JOB_RUNNER={name}: {e}") from None
+        raise LaunchError(f"JOB_RUNNER={switch}: {e}") from None
     os.environ.update(running.environ)
     return running
 
@@ -237,6 +246,13 @@ def announce(
 
 
 def job_runner_line(info: dict) -> str:
+    if routes := info.get("job_routes"):  # several engines behind this Galaxy (serve/engines/routes.py)
+        lines = [f"Jobs   run by {info['job_runner']}, by the user's role:"]
+        for name, route in routes.items():
+            log_file = route.get("job_runner_log")
+            who = "everyone else (the default)" if route["default"] else f"users with the role {route['role']!r}"
+            lines.append(f"       {name}: {who}" + (f"; its log: {log_file}" if log_file else ""))
+        return "\n".join(lines)
     log_file = info.get("job_runner_log")
     return f"Jobs   run by {info['job_runner']}" + (f"; its log of the jobs it ran: {log_file}" if log_file else "")
 

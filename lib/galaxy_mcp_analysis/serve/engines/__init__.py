@@ -9,6 +9,7 @@ from galaxy_mcp_analysis.serve.engines.base import (
 )
 from galaxy_mcp_analysis.serve.engines.local import LocalEngine
 from galaxy_mcp_analysis.serve.engines.pulsar import PulsarEngine
+from galaxy_mcp_analysis.serve.engines.routes import combined
 from galaxy_mcp_analysis.serve.engines.slurm import SlurmEngine
 
 #: Engine name -> class (``available()``, ``EngineClass(root).start()``).
@@ -19,6 +20,33 @@ ENGINES: dict[str, type] = {
 }
 
 DEFAULT_ENGINE = "local"
+
+
+def engine_names(switch: str) -> list[str]:
+    """``JOB_RUNNER``'s engines: one name, or several comma-separated (the first is the default)."""
+    names = [name.strip() for name in switch.split(",") if name.strip()]
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"JOB_RUNNER={switch!r}: name each engine once, comma-separated ({', '.join(ENGINES)})")
+    if unknown := [name for name in names if name not in ENGINES]:
+        raise ValueError(f"unknown job runner {', '.join(unknown)}; choose from {', '.join(ENGINES)}")
+    return names
+
+
+def start_engines(switch: str, root: Path) -> RunningEngine:
+    """Start every engine ``switch`` names, each in ``root/<name>``: one engine as it is, several behind
+    one Galaxy (routes.combined); those already started are stopped again if a later one fails."""
+    names = engine_names(switch)
+    if len(names) == 1:
+        return start_engine(names[0], Path(root) / names[0])
+    started: list[RunningEngine] = []
+    try:
+        for name in names:
+            started.append(start_engine(name, Path(root) / name))
+    except BaseException:
+        for engine in reversed(started):
+            engine.stop()
+        raise
+    return combined(started)
 
 
 def start_engine(name: str, root: Path) -> RunningEngine:
@@ -33,4 +61,5 @@ def start_engine(name: str, root: Path) -> RunningEngine:
     return engine(root).start()
 
 
-__all__ = ["DEFAULT_ENGINE", "ENGINES", "EngineNotAvailable", "RunningEngine", "start_engine"]
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "EngineNotAvailable", "RunningEngine", "engine_names", "start_engine",
+           "start_engines"]
