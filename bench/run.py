@@ -34,6 +34,7 @@ import bench_payloads  # noqa: E402
 import bench_progress  # noqa: E402
 import bench_profile  # noqa: E402
 import bench_reading  # noqa: E402
+import bench_runners  # noqa: E402
 import bench_tool_inputs  # noqa: E402
 import bench_local_upload  # noqa: E402
 import bench_upload  # noqa: E402
@@ -50,7 +51,9 @@ from galaxy_mcp_analysis.testing import (  # noqa: E402
 )
 
 SECTIONS = ["context", "reading", "bytes", "overhead", "profile", "payloads", "concurrency", "upload", "collections",
-            "tool_inputs", "workflows", "progress", "audit", "oauth"]
+            "tool_inputs", "workflows", "progress", "audit", "oauth", "runners"]
+#: Sections that start a Galaxy of their own (not the shared patched one).
+OWN_GALAXY = {"oauth", "runners"}
 REPO = Path(__file__).resolve().parents[1]
 #: The bench's Galaxies run make serve's launcher with timers the profile section switches on.
 SERVER = [str(Path(__file__).resolve().parent / "profiled_server.py")]
@@ -93,6 +96,12 @@ def parse_args(argv):
                         help="workflows: jobs in the histories extracted (10,100)")
     parser.add_argument("--progress-reps", type=int, default=20,
                         help="progress: waits per side on finished jobs (20; a quarter of that on a new job)")
+    parser.add_argument("--runner-reps", type=int, default=10,
+                        help="runners: one-job runs per side and engine (10)")
+    parser.add_argument("--runner-sizes", type=int_list, default=[10, 100, 1000],
+                        help="runners: map-over sizes on Slurm (10,100,1000)")
+    parser.add_argument("--runner-survey-reps", type=int, default=5,
+                        help="runners: survey calls per side and size (5)")
     parser.add_argument("--no-stock", action="store_true", help="skip starting a stock Galaxy for comparison")
     parser.add_argument("--no-galaxy-mcp", action="store_true", help="skip the standalone galaxy-mcp server")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".galaxy-bench",
@@ -362,6 +371,19 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
                      ratio(context["tools_list_bytes"], stock_context.get("tools_list_bytes")), "(report)"))
         rows.append(("tools/list bytes: galaxy-mcp / this patch set",
                      ratio(galaxy_mcp.get("tools_list_bytes"), context["tools_list_bytes"]), "(report)"))
+    runners = results.get("runners") or {}
+    for engine, figures in (runners.get("engines") or {}).items():
+        rows.append((f"{engine}: a job to ok, run_tool + wait_for_jobs / REST polling, p50", figures["mcp_over_rest"],
+                     "<= 1.05"))
+    curve = runners.get("slurm_map_over") or {}
+    for size, point in curve.items():
+        if isinstance(size, int):
+            for pair in ("submit", "wait_for_jobs", "list_jobs", "get_history_contents"):
+                rows.append((f"Slurm map-over {size:,}: {pair} MCP / REST", point[f"{pair}_mcp_over_rest"], "<= 1.1"))
+    for pair, growth in (curve.get("growth") or {}).items():
+        rows.append((f"Slurm map-over {min(k for k in curve if isinstance(k, int)):,} -> "
+                     f"{max(k for k in curve if isinstance(k, int)):,}: {pair} growth MCP / REST's",
+                     growth["mcp"] / growth["rest"], "<= 1 (no faster)"))
     oauth = results.get("oauth") or {}
     if oauth:
         rows.append(("OAuth token / API key, get_dataset_details p50", oauth["p50_ratio"], "<= 1.03"))
@@ -376,11 +398,15 @@ def main(argv=None) -> int:
     script = galaxy_mcp_script(args) if needs_galaxy_mcp else None
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
-        if set(args.only) - {"oauth"}:
+        if set(args.only) - OWN_GALAXY:
             patched_phase(args, workdir, script, results)
         if "oauth" in args.only:
             section("oauth", "the OAuth token check against an API key (a Galaxy of its own, sign-in on)", results,
                     bench_oauth.run, SERVER, workdir, args.calls, args.runs)
+        if "runners" in args.only:
+            section("runners", "job engines: a job to ok, MCP against REST; a Slurm map-over and its surveys "
+                    "(a Galaxy routing to every engine installed)", results, bench_runners.run, SERVER, workdir,
+                    args.runner_reps, args.runner_sizes, args.runner_survey_reps)
         if not args.no_stock and {"bytes", "context", "overhead", "profile"} & set(args.only):
             stock_phase(args, workdir, results)
     print(f"ratios ({time.monotonic() - started:.0f} s in all; {load()}; spreads: median [min-max] of the runs):")

@@ -70,7 +70,10 @@ class EngineGalaxy:
     def __init__(self, galaxy: LaunchedGalaxy, engine: str, api_key: str):
         self.galaxy, self.engine, self.api_key = galaxy, engine, api_key
         self.engine_root = galaxy.data_dir / "job-engines" / engine
-        self.route = galaxy.info["job_routes"][engine]
+        # One engine installed (local alone, on a machine without Slurm or Pulsar): no routes, the engine is
+        # Galaxy's only one and server.json describes it at the top level.
+        routes = galaxy.info.get("job_routes") or {engine: {**galaxy.info, "role": None, "default": True}}
+        self.route = routes[engine]
 
     def __getattr__(self, name):
         return getattr(self.galaxy, name)
@@ -95,7 +98,7 @@ def engine_user(galaxy: LaunchedGalaxy, engine: str) -> str:
     url, admin = galaxy.galaxy_url, galaxy.admin_api_key
     user = rest(url, "/api/users", admin, {"username": username, "email": f"{username}@example.org",
                                             "password": f"password-{username}"})
-    if not galaxy.info["job_routes"][engine]["default"]:
+    if "job_routes" in galaxy.info and not galaxy.info["job_routes"][engine]["default"]:
         rest(url, "/api/roles", admin, {"name": engine, "description": f"jobs run on {engine}",
                                         "user_ids": [user["id"]], "role_type": "admin"})
     return rest(url, f"/api/users/{user['id']}/api_key", admin, {})

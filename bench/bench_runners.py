@@ -1,0 +1,160 @@
+"""Job engines (issue 50): a tool run and its wait to ok through MCP against Galaxy's REST API on each
+engine, and a map-over on Slurm at growing sizes with the survey calls an agent makes while it runs.
+
+One Galaxy routes to every engine installed here (``JOB_RUNNER=local,slurm,pulsar``, a user per engine
+whose role sends their jobs there: test/job_engines_galaxy.py, as the tests do). Per engine, interleaved,
+the order alternating: MCP ``run_tool`` + ``wait_for_jobs`` against ``POST /api/tools`` + polling
+``GET /api/jobs/{id}`` at wait_for_jobs' own first interval (core.waiting: 0.25 s). The REST side's
+median is the engine's own latency (submit to ok). On Slurm, for each size: a list of that many
+elements mapped over by Cut1, submitted through ``run_tool`` and through ``POST /api/tools`` (two
+histories), then while the jobs queue and run the surveys, interleaved: ``wait_for_jobs(history_id,
+timeout 0)`` against ``GET /api/jobs?history_id``, ``list_jobs`` against the same, and
+``get_history_contents`` against ``GET /api/histories/{id}/contents``. The jobs are cancelled after.
+"""
+
+import time
+
+from common import (
+    fetch,
+    median_seconds,
+    rest,
+    timed,
+)
+from galaxy_mcp_analysis.core.waiting import FIRST_INTERVAL_SECONDS
+from galaxy_mcp_analysis.testing import (
+    LaunchedGalaxy,
+    McpClient,
+)
+from job_engines_galaxy import (
+    ENGINE_NAMES,
+    engine_unavailable,
+    engine_user,
+)
+
+TERMINAL = {"ok", "error", "deleted", "deleting", "failed", "skipped", "paused"}
+TABLE = "chr1\t30\tb\nchr2\t4\ta\n"
+
+
+def run(server: list[str], workdir, reps: int, sizes: list[int], survey_reps: int) -> dict:
+    names = [name for name in ENGINE_NAMES if not engine_unavailable(name)]
+    skipped = {name: engine_unavailable(name) for name in ENGINE_NAMES if name not in names}
+    for name, reason in skipped.items():
+        print(f"  {name}: not measured ({reason})")
+    figures: dict = {"engines": {}, "skipped": skipped}
+    began = time.monotonic()
+    with LaunchedGalaxy(workdir / "runners" / "data", server=server, job_runner=",".join(names)) as galaxy:
+        print(f"  Galaxy routing to {', '.join(names)} started in {time.monotonic() - began:.0f} s")
+        with McpClient(galaxy.mcp_url) as mcp:
+            keys = {name: engine_user(galaxy, name) for name in names}
+            for name in names:
+                figures["engines"][name] = one_job(galaxy, mcp, keys[name], name, reps)
+            if "slurm" in names:
+                figures["slurm_map_over"] = map_over_curve(galaxy, mcp, keys["slurm"], sizes, survey_reps)
+    return figures
+
+
+def one_job(galaxy, mcp, key: str, engine: str, reps: int) -> dict:
+    history = mcp.call_ok("create_history", name=f"bench-{engine}", api_key=key)["id"]
+    source = fetch(galaxy, key, history, {"src": "pasted", "paste_content": TABLE, "ext": "tabular"})["id"]
+    inputs = {"input1": {"src": "hda", "id": source}}
+
+    def through_mcp() -> None:
+        ran = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", inputs=inputs, api_key=key)
+        waited = mcp.call_ok("wait_for_jobs", job_ids=[ran["jobs"][0]["id"]], timeout_seconds=110, api_key=key)
+        assert waited["jobs"][0]["state"] == "ok", waited
+
+    def through_rest() -> None:
+        ran = rest(galaxy.galaxy_url, "/api/tools", key, {"tool_id": "cat1", "history_id": history, "inputs": inputs})
+        job_id = ran["jobs"][0]["id"]
+        while (state := rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"]) not in TERMINAL:
+            time.sleep(FIRST_INTERVAL_SECONDS)
+        assert state == "ok", state
+
+    through_mcp(), through_rest()  # warm both paths (the engine's first job, the tool's first load)
+    samples: dict = {"mcp": [], "rest": []}
+    for rep in range(reps):
+        sides = [("mcp", through_mcp), ("rest", through_rest)]
+        for side, function in sides if rep % 2 == 0 else reversed(sides):
+            samples[side].append(timed(function)[0])
+    result = {side: median_seconds(values) for side, values in samples.items()}
+    result["mcp_over_rest"] = result["mcp"] / result["rest"]
+    print(f"  {engine}: cat1 submitted and waited to ok, p50 of {reps}: MCP {result['mcp']:.2f} s, REST polling "
+          f"{result['rest']:.2f} s (the engine's latency) -> {result['mcp_over_rest']:.2f}")
+    return result
+
+
+def map_over_curve(galaxy, mcp, key: str, sizes: list[int], survey_reps: int) -> dict:
+    curve: dict = {}
+    seed = mcp.call_ok("create_history", name="bench-map-over-data", api_key=key)["id"]
+    source = fetch(galaxy, key, seed, {"src": "pasted", "paste_content": TABLE, "ext": "tabular"})["id"]
+    for size in sizes:
+        histories, collections = {}, {}
+        for side in ("mcp", "rest"):
+            histories[side] = rest(galaxy.galaxy_url, "/api/histories", key, {"name": f"bench {side} {size}"})["id"]
+            collections[side] = rest(galaxy.galaxy_url, f"/api/histories/{histories[side]}/contents", key, {
+                "type": "dataset_collection", "collection_type": "list", "copy_elements": False,
+                "element_identifiers": [{"name": f"e{n}", "src": "hda", "id": source} for n in range(size)],
+            })["id"]
+
+        def batch(side: str) -> dict:
+            return {"input": {"batch": True, "values": [{"src": "hdca", "id": collections[side]}]},
+                    "columnList": "c1", "delimiter": "T"}
+
+        submit_mcp, ran = timed(mcp.call_ok, "run_tool", history_id=histories["mcp"], tool_id="Cut1",
+                                inputs=batch("mcp"), api_key=key)
+        assert len(ran["jobs"]) == size, len(ran["jobs"])
+        submit_rest, ran_rest = timed(rest, galaxy.galaxy_url, "/api/tools", key,
+                                      {"tool_id": "Cut1", "history_id": histories["rest"], "inputs": batch("rest")})
+        assert len(ran_rest["jobs"]) == size, len(ran_rest["jobs"])
+        point = {"submit_mcp": submit_mcp, "submit_rest": submit_rest, **surveys(galaxy, mcp, key, histories,
+                                                                                   size, survey_reps)}
+        for pair in ("submit", "wait_for_jobs", "list_jobs", "get_history_contents"):
+            point[f"{pair}_mcp_over_rest"] = point[f"{pair}_mcp"] / point[f"{pair}_rest"]
+        curve[size] = point
+        print(f"  Slurm map-over of {size:,}: " + "; ".join(
+            f"{pair} MCP {point[f'{pair}_mcp'] * 1000:.0f} ms / REST {point[f'{pair}_rest'] * 1000:.0f} ms "
+            f"= {point[f'{pair}_mcp_over_rest']:.2f}" for pair in ("submit", "wait_for_jobs", "list_jobs",
+                                                                    "get_history_contents")))
+        cancelled = cancel_all(galaxy, key, [job["id"] for job in ran["jobs"] + ran_rest["jobs"]])
+        print(f"    ({cancelled} of its {2 * size} jobs cancelled unfinished)")
+    if len(curve) > 1:
+        first, last = min(curve), max(curve)
+        curve["growth"] = {
+            pair: {side: curve[last][f"{pair}_{side}"] / curve[first][f"{pair}_{side}"] for side in ("mcp", "rest")}
+            for pair in ("submit", "wait_for_jobs", "list_jobs", "get_history_contents")
+        }
+    return curve
+
+
+def surveys(galaxy, mcp, key: str, histories: dict, size: int, reps: int) -> dict:
+    """The calls an agent makes while the jobs run, MCP and REST interleaved (MCP on its history, REST on
+    the other one: the same number of jobs and contents in each)."""
+    url = galaxy.galaxy_url
+    calls = {
+        "wait_for_jobs": (
+            lambda: mcp.call_ok("wait_for_jobs", history_id=histories["mcp"], timeout_seconds=0, api_key=key),
+            lambda: rest(url, f"/api/jobs?history_id={histories['rest']}&limit={size + 10}", key)),
+        "list_jobs": (
+            lambda: mcp.call_ok("list_jobs", history_id=histories["mcp"], limit=min(size + 10, 500), api_key=key),
+            lambda: rest(url, f"/api/jobs?history_id={histories['rest']}&limit={min(size + 10, 500)}", key)),
+        "get_history_contents": (
+            lambda: mcp.call_ok("get_history_contents", history_id=histories["mcp"], limit=100, api_key=key),
+            lambda: rest(url, f"/api/histories/{histories['rest']}/contents?v=dev&limit=100", key)),
+    }
+    figures = {}
+    for name, (through_mcp, through_rest) in calls.items():
+        samples: dict = {"mcp": [], "rest": []}
+        for rep in range(reps):
+            for side in ("mcp", "rest") if rep % 2 == 0 else ("rest", "mcp"):
+                samples[side].append(timed(through_mcp if side == "mcp" else through_rest)[0])
+        figures[f"{name}_mcp"], figures[f"{name}_rest"] = median_seconds(samples["mcp"]), median_seconds(samples["rest"])
+    return figures
+
+
+def cancel_all(galaxy, key: str, job_ids: list[str]) -> int:
+    cancelled = 0
+    for job_id in job_ids:
+        if rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"] not in TERMINAL:
+            rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key, method="DELETE")
+            cancelled += 1
+    return cancelled
