@@ -20,6 +20,8 @@ from galaxy_mcp_analysis.core.job_logs import (
     MIN_LOG_BYTES,
 )
 from galaxy_mcp_analysis.core.waiting import (
+    FIRST_INTERVAL_SECONDS,
+    INTERVAL_SHARE_OF_WAIT,
     MAX_INTERVAL_SECONDS,
     needing_attention,
     paused_explanation,
@@ -249,12 +251,17 @@ def test_the_session_is_released_before_every_sleep():
     assert fake.events == ["poll", "release", "sleep 0.25", "poll", "release", "sleep 0.25", "poll"]
 
 
-def test_polls_are_frequent_for_the_first_seconds_then_back_off():
+def test_polls_are_frequent_for_the_first_seconds_then_grow_with_the_wait():
     fake = FakeTime()
-    poll_until(fake.poller(None), 12, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now)
+    poll_until(fake.poller(None), 60, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now)
     sleeps = [float(event.split()[1]) for event in fake.events if event.startswith("sleep")]
-    assert sleeps[:8] == [0.25] * 8  # the first 2 s: a short job is seen within 0.25 s of ending
-    assert sleeps[8:12] == [0.5, 1.0, 2.0, 2.0]
+    assert sleeps[:20] == [0.25] * 20  # the first 5 s: a short job is seen within 0.25 s of ending
+    waited = 0.0
+    for slept in sleeps:  # then never more than 5 % of the time already waited: the overshoot stays that small
+        assert slept <= max(FIRST_INTERVAL_SECONDS, waited * INTERVAL_SHARE_OF_WAIT) * 1.0001, (waited, slept)
+        waited += slept
+    assert sleeps[:-1] == sorted(sleeps[:-1]) and MAX_INTERVAL_SECONDS in sleeps  # 2 s after 40 s; the last is cut
+    assert 60 < len(sleeps) < 90, len(sleeps)  # a minute's wait: 73 polls (the doubling rule before made 40)
 
 
 def test_a_wait_ends_at_its_deadline_after_a_last_poll():
@@ -262,8 +269,6 @@ def test_a_wait_ends_at_its_deadline_after_a_last_poll():
     assert poll_until(fake.poller(None), 10, release=fake.release, sleep=fake.sleep, clock=lambda: fake.now) is True
     assert fake.now == 10
     assert fake.events[-1] == "poll"
-    sleeps = [float(event.split()[1]) for event in fake.events if event.startswith("sleep")]
-    assert max(sleeps) == MAX_INTERVAL_SECONDS
     assert all(fake.events[i - 1] == "release" for i, event in enumerate(fake.events) if event.startswith("sleep"))
 
 
