@@ -43,6 +43,7 @@ from galaxy_mcp_analysis.core.managing import (
     HistoryItemRef,
 )
 from galaxy_mcp_analysis.operations.item_updates import still_uploading
+from galaxy_mcp_analysis.operations.jobs.loading import jobs_with_outputs
 from galaxy_mcp_analysis.operations.jobs.reruns import (
     FAILED_JOB_STATES,
     FAILED_OUTPUT_STATES,
@@ -101,7 +102,7 @@ class ManagingRuns:
             offset=offset,
         )
         listed = [row["id"] for row in self.jobs_service.index(self.trans, payload)]
-        jobs = {job.id: job for job in self.trans.sa_session.scalars(select(Job).where(Job.id.in_(listed)))}
+        jobs = jobs_with_outputs(self.trans.sa_session, listed)
         total = self._count_jobs(decoded_history, state, tool_id)
         return {
             "jobs": [self._job_row(jobs[job_id], include_parameters) for job_id in listed],

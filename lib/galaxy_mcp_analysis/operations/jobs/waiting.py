@@ -39,6 +39,7 @@ from galaxy_mcp_analysis.operations.jobs.failures import (
     stderr_head,
     verdict_fields,
 )
+from galaxy_mcp_analysis.operations.jobs.loading import jobs_with_outputs
 from galaxy_mcp_analysis.operations.jobs.reruns import (
     FAILED_OUTPUT_STATES,
     hidden_outputs,
@@ -99,7 +100,8 @@ class JobWaiting:
             try:
                 polled = self._poll_watched(watched, 0 if busy else timeout, invocation_id, progress)
                 states, timed_out, scheduled = polled
-                jobs = [self._wait_entry(job, encoded, *states[job]) for job, encoded in watched.items()]
+                loaded = jobs_with_outputs(self.trans.sa_session, watched)
+                jobs = [self._wait_entry(loaded[job], encoded, *states[job]) for job, encoded in watched.items()]
                 if history_id:
                     paused = self._paused_jobs_of(history_id, set(watched))
                     recent = self._recently_finished(history_id, called_at - timedelta(seconds=since),
@@ -185,8 +187,9 @@ class JobWaiting:
         )
         ended = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
         states = self._job_states(ended) if ended else {}
+        loaded = jobs_with_outputs(self.trans.sa_session, ended)
         encode = self.trans.security.encode_id
-        return [self._wait_entry(job, encode(job), *states[job]) for job in ended if job in states]
+        return [self._wait_entry(loaded[job], encode(job), *states[job]) for job in ended if job in states]
 
     def _paused_jobs_of(self, history_id: str, listed: set[int]) -> list[tuple[int, dict[str, Any]]]:
         """The history's paused jobs, however long ago they paused: a wait counts paused as finished, but a
@@ -194,8 +197,9 @@ class JobWaiting:
         payload = JobIndexPayload(history_id=history_id, states=["paused"], limit=MAX_RECENT_JOBS)
         paused = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
         states = self._job_states(paused) if paused else {}
+        loaded = jobs_with_outputs(self.trans.sa_session, paused)
         encode = self.trans.security.encode_id
-        return [(job, self._wait_entry(job, encode(job), *states[job])) for job in paused if job in states]
+        return [(job, self._wait_entry(loaded[job], encode(job), *states[job])) for job in paused if job in states]
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
         self.lookup.history(history_id)  # readable by the caller, else a coded error
@@ -259,7 +263,8 @@ class JobWaiting:
         )
         return {row.id: (row.state, row.exit_code, row.tool_id) for row in rows}
 
-    def _wait_entry(self, job: int, encoded: str, state: str, exit_code: int | None, tool_id: str) -> dict[str, Any]:
+    def _wait_entry(self, row: Job, encoded: str, state: str, exit_code: int | None, tool_id: str) -> dict[str, Any]:
+        """One job's entry; ``row`` read by jobs_with_outputs (its outputs loaded with it)."""
         entry: dict[str, Any] = {
             "job_id": encoded,
             "tool_id": tool_id,
@@ -267,7 +272,6 @@ class JobWaiting:
             "exit_code": exit_code,
             "suspected_silent_failure": False,
         }
-        row = self.trans.sa_session.get(Job, job)
         if state == "ok":
             verdict = self.output_verdict(row)
             if verdict.empty_outputs:
