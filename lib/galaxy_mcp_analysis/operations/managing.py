@@ -104,8 +104,9 @@ class ManagingRuns:
         listed = [row["id"] for row in self.jobs_service.index(self.trans, payload)]
         jobs = jobs_with_outputs(self.trans.sa_session, listed)
         total = self._count_jobs(decoded_history, state, tool_id)
+        replacements = self.replacements_of(jobs.values())
         return {
-            "jobs": [self._job_row(jobs[job_id], include_parameters) for job_id in listed],
+            "jobs": [self._job_row(jobs[job_id], include_parameters, replacements) for job_id in listed],
             "total": total,
             "limit": limit,
             "offset": offset,
@@ -121,7 +122,8 @@ class ManagingRuns:
             count = count.where(Job.tool_id == tool_id)
         return self.trans.sa_session.scalar(count) or 0
 
-    def _job_row(self, job: Job, include_parameters: bool = False) -> dict[str, Any]:
+    def _job_row(self, job: Job, include_parameters: bool, replacements: dict[int, str]) -> dict[str, Any]:
+        """``replacements``: replacements_of the listed jobs (one query for the page, not one per job)."""
         encode = self.trans.security.encode_id
         row = {
             "job_id": encode(job.id),
@@ -139,7 +141,7 @@ class ManagingRuns:
                                if output.dataset is not None and output.dataset.state in FAILED_OUTPUT_STATES],
         }
         flagged = row["suspected_silent_failure"] or row["failed_outputs"] or job.state in FAILED_JOB_STATES
-        if (flagged or hidden_outputs(job)) and (replacer := self.replaced_by(job)):
+        if (flagged or hidden_outputs(job)) and (replacer := replacements.get(job.id)):
             row["replaced_by"] = replacer
         if include_parameters:
             row.update(self.recorded_values(job))

@@ -10,6 +10,7 @@ result lists what was replaced (``core.reruns``).
 """
 
 import tempfile
+from collections.abc import Iterable
 from typing import Any
 
 from galaxy.datatypes.binary import Binary
@@ -23,6 +24,7 @@ from galaxy.schema.schema import HistoryContentType
 from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
 from sqlalchemy import (
     false,
+    func,
     select,
 )
 
@@ -277,23 +279,41 @@ class JobReruns:
         return upload_remedy_of(job, tool, self.app, self.trans.security.encode_id)
 
     def replaced_by(self, job: Job) -> str | None:
-        """The job whose output now holds one of this job's outputs' hids, or None.
+        """The job whose output now holds one of this job's outputs' hids, or None (replacements_of)."""
+        return self.replacements_of([job]).get(job.id)
+
+    def replacements_of(self, jobs: Iterable[Job]) -> dict[int, str]:
+        """Job id -> encoded id of the job that replaced it, for each of ``jobs`` that was replaced: two queries
+        for any number of jobs (a survey of a map-over lists hundreds, each with hidden outputs).
 
         A history gives each new item the next hid; only a replacement (replace_outputs here, or Galaxy's
         own remap of a failed job) puts a newer dataset at an existing hid, so that dataset's job replaced this one.
         """
         model = HistoryDatasetAssociation
-        for association in job.output_datasets:
-            hda = association.dataset
-            if hda is None or hda.hid is None:
-                continue
-            newer = self.trans.sa_session.scalars(
-                select(model).where(model.history_id == hda.history_id, model.hid == hda.hid, model.id > hda.id,
-                                    model.deleted == false()).order_by(model.id.desc()).limit(1)
-            ).first()
-            if newer is not None and newer.creating_job is not None and newer.creating_job.id != job.id:
-                return self.trans.security.encode_id(newer.creating_job.id)
-        return None
+        outputs = [(job, a.dataset) for job in jobs for a in job.output_datasets
+                   if a.dataset is not None and a.dataset.hid is not None]
+        if not outputs:
+            return {}
+        newest = {(history, hid): newest_id for history, hid, newest_id in self.trans.sa_session.execute(
+            select(model.history_id, model.hid, func.max(model.id))
+            .where(model.history_id.in_({hda.history_id for _, hda in outputs}),
+                   model.hid.in_({hda.hid for _, hda in outputs}), model.deleted == false())
+            .group_by(model.history_id, model.hid))}
+        newer: dict[int, list[int]] = {}  # job id -> the newest dataset at each of its outputs' hids, in order
+        for job, hda in outputs:
+            if (newest_id := newest.get((hda.history_id, hda.hid))) is not None and newest_id > hda.id:
+                newer.setdefault(job.id, []).append(newest_id)
+        if not newer:
+            return {}
+        newer_ids = {dataset_id for ids in newer.values() for dataset_id in ids}
+        found = self.trans.sa_session.scalars(select(model).where(model.id.in_(newer_ids)))
+        creators = {hda.id: hda.creating_job for hda in found}
+        replaced = {}
+        for job_id, newer_ids in newer.items():
+            if replacer := next((creators[i] for i in newer_ids if creators.get(i) is not None
+                                 and creators[i].id != job_id), None):
+                replaced[job_id] = self.trans.security.encode_id(replacer.id)
+        return replaced
 
     def repair_hint(self, job: Job) -> str | None:
         """A call that can succeed for a failed or suspect job (None for other jobs): for a tool's job

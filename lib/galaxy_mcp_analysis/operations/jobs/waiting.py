@@ -101,7 +101,9 @@ class JobWaiting:
                 polled = self._poll_watched(watched, 0 if busy else timeout, invocation_id, progress)
                 states, timed_out, scheduled = polled
                 loaded = jobs_with_outputs(self.trans.sa_session, watched)
-                jobs = [self._wait_entry(loaded[job], encoded, *states[job]) for job, encoded in watched.items()]
+                replaced = self.replacements_of(job for job in loaded.values() if hidden_outputs(job))
+                jobs = [self._wait_entry(loaded[job], encoded, *states[job], replaced)
+                        for job, encoded in watched.items()]
                 if history_id:
                     paused = self._paused_jobs_of(history_id, set(watched))
                     recent = self._recently_finished(history_id, called_at - timedelta(seconds=since),
@@ -188,8 +190,9 @@ class JobWaiting:
         ended = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
         states = self._job_states(ended) if ended else {}
         loaded = jobs_with_outputs(self.trans.sa_session, ended)
+        replaced = self.replacements_of(job for job in loaded.values() if hidden_outputs(job))
         encode = self.trans.security.encode_id
-        return [self._wait_entry(loaded[job], encode(job), *states[job]) for job in ended if job in states]
+        return [self._wait_entry(loaded[job], encode(job), *states[job], replaced) for job in ended if job in states]
 
     def _paused_jobs_of(self, history_id: str, listed: set[int]) -> list[tuple[int, dict[str, Any]]]:
         """The history's paused jobs, however long ago they paused: a wait counts paused as finished, but a
@@ -198,8 +201,10 @@ class JobWaiting:
         paused = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
         states = self._job_states(paused) if paused else {}
         loaded = jobs_with_outputs(self.trans.sa_session, paused)
+        replaced = self.replacements_of(job for job in loaded.values() if hidden_outputs(job))
         encode = self.trans.security.encode_id
-        return [(job, self._wait_entry(loaded[job], encode(job), *states[job])) for job in paused if job in states]
+        return [(job, self._wait_entry(loaded[job], encode(job), *states[job], replaced))
+                for job in paused if job in states]
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
         self.lookup.history(history_id)  # readable by the caller, else a coded error
@@ -263,8 +268,10 @@ class JobWaiting:
         )
         return {row.id: (row.state, row.exit_code, row.tool_id) for row in rows}
 
-    def _wait_entry(self, row: Job, encoded: str, state: str, exit_code: int | None, tool_id: str) -> dict[str, Any]:
-        """One job's entry; ``row`` read by jobs_with_outputs (its outputs loaded with it)."""
+    def _wait_entry(self, row: Job, encoded: str, state: str, exit_code: int | None, tool_id: str,
+                    replaced: dict[int, str]) -> dict[str, Any]:
+        """One job's entry; ``row`` read by jobs_with_outputs (its outputs loaded with it), ``replaced`` the
+        replacements_of the jobs read with it that have hidden outputs."""
         entry: dict[str, Any] = {
             "job_id": encoded,
             "tool_id": tool_id,
@@ -286,7 +293,7 @@ class JobWaiting:
             if stderr := stderr_head(row):  # the tool's own words, often the whole story: no get_job_errors needed
                 entry["tool_stderr_head"] = stderr
             entry.update(self.remedy(row))
-        elif hidden_outputs(row) and (replacer := self.replaced_by(row)):  # an ok result replaced where it was
+        elif hidden_outputs(row) and (replacer := replaced.get(row.id)):  # an ok result replaced where it was
             entry["replaced_by"] = replacer
         return entry
 
