@@ -152,9 +152,11 @@ def surveys(galaxy, mcp, key: str, histories: dict, size: int, reps: int) -> dic
 
 
 def cancel_all(galaxy, key: str, job_ids: list[str]) -> int:
-    cancelled = 0
-    for job_id in job_ids:
-        if rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"] not in TERMINAL:
-            rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key, method="DELETE")
-            cancelled += 1
-    return cancelled
+    """Galaxy's stop of every job not finished yet (four at a time: a map-over of 1,000 is 2,000 jobs)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def cancel(job_id: str) -> bool:
+        return rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key, method="DELETE") is True
+
+    with ThreadPoolExecutor(4) as pool:
+        return sum(pool.map(cancel, job_ids))

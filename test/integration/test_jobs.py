@@ -296,6 +296,23 @@ def test_a_wait_times_out_then_sees_the_jobs_finish(galaxy, mcp, api_key, histor
     assert (idle["jobs"], idle["all_terminal"], idle["timed_out"]) == ([], True, False)
 
 
+def test_a_tool_on_an_upload_still_detecting_its_datatype_runs(galaxy, mcp, api_key, history_id, held_files):
+    """An upload with ext 'auto' is 'auto' until it ends: Galaxy takes a tool request on it at once (the job waits),
+    so run_tool must too; the datatype it detects is the one the job meets."""
+    url, release = held_files.hold("detected.tsv", b"chr1\t10\tx\nchr2\t20\ty\n")
+    uploaded = fetch(galaxy, api_key, history_id, {"src": "url", "url": url, "ext": "auto"}, wait=False)["id"]
+    try:
+        assert rest(galaxy.galaxy_url, f"/api/datasets/{uploaded}", api_key)["extension"] == "auto"
+        result = run(mcp, api_key, history_id, "Cut1", {"input": {"src": "hda", "id": uploaded}, "columnList": "c2",
+                                                       "delimiter": "T"})  # Cut1 takes tabular or txt, not 'auto'
+    finally:
+        release.set()
+    waited = finished(mcp, api_key, job_ids=[result["jobs"][0]["id"]])
+    assert waited["jobs"][0]["state"] == "ok", waited
+    read = mcp.call_ok("peek_dataset_content", dataset_id=result["outputs"][0]["id"], api_key=api_key)
+    assert read["content"] == "10\n20\n", read
+
+
 def open_transactions(galaxy) -> int:
     """What a session kept across a sleeping wait would hold. On PostgreSQL: the server's own view
     (pg_stat_activity, asked from this test's connection) of this Galaxy's sessions idle in an open

@@ -59,6 +59,9 @@ from galaxy_mcp_analysis.operations.request_handling import GalaxyJudge
 from galaxy_mcp_analysis.operations.request_models import ModelledBundle
 from galaxy_mcp_analysis.operations.tool_models import modelled_parameters
 
+#: The extension of an upload whose datatype Galaxy has not detected yet.
+PENDING_EXTENSION = "auto"
+
 
 @dataclass
 class ModelledTool:
@@ -356,6 +359,11 @@ class ToolInputs:
                     else []
                 )
                 for extension in extensions:
+                    # 'auto': an upload whose datatype Galaxy detects when it ends. Galaxy takes the request now
+                    # and the job waits for the upload (make serve-production: a pasted list mapped over at once
+                    # was refused here, then run by Galaxy's /api/tools): only the detected type can be judged.
+                    if extension == PENDING_EXTENSION:
+                        continue
                     if not datatype_fits(registry, extension, accepted):
                         problems.append(datatype_problem(path, parameter, extension, accepted))
                         break

@@ -217,9 +217,11 @@ def mcp_endpoint_path(mcp_path: str) -> str:
 
 
 def announce(
-    data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_path: str, engine: dict | None = None
+    data_dir: Path, galaxy_url: str, api_key: str, stored: dict, mcp_path: str, engine: dict | None = None,
+    galaxy_files: Path | None = None,
 ) -> None:
-    """Write server.json and print the banner; ``engine``: the job engine's ``describe()``."""
+    """Write server.json and print the banner; ``engine``: the job engine's ``describe()``; ``galaxy_files``:
+    where galaxy_config wrote Galaxy's files (its tool_conf.xml), when not ``data_dir`` itself (gravity's)."""
     engine = engine or engine_info(None)
     info = {
         "galaxy_url": galaxy_url,
@@ -240,7 +242,7 @@ def announce(
         f"\nGalaxy {galaxy_url}  (web UI: log in with a login below)\nMCP    {info['mcp_url']}\nAPI key {api_key}\n"
         f"Login  {info['demo_email']} / {info['demo_password']}  (the demo user, whose API key is above)\n"
         f"Admin  {info['admin_email']} / {info['admin_password']}\n(also in {target}; Ctrl-C stops)\n"
-        f"{toolbox_line(data_dir)}\n{job_runner_line(info)}\n{sign_in_line(info)}",
+        f"{toolbox_line(galaxy_files or data_dir)}\n{job_runner_line(info)}\n{sign_in_line(info)}",
         flush=True,
     )
 

@@ -70,7 +70,8 @@ def main(argv=None) -> int:
         print(f"starting gravity (galaxyctl start) with {galaxy.data_dir / 'galaxy.yml'} ...", flush=True)
         galaxy.start()
         api_key = launcher.ensure_logins(galaxy.galaxy_url, data_dir, stored)
-        launcher.announce(data_dir, galaxy.galaxy_url, api_key, stored, galaxy_config.MCP_PATH, engine.describe())
+        launcher.announce(data_dir, galaxy.galaxy_url, api_key, stored, galaxy_config.MCP_PATH, engine.describe(),
+                          galaxy_files=galaxy.data_dir)
         programs = ", ".join(f"{name} (pid {info['pid']})" for name, info in galaxy.programs().items())
         print(f"gravity programs: {programs}\nlogs: {galaxy.log_dir}\ngalaxyctl: "
               f"GALAXY_CONFIG_FILE={galaxy.config_file} {sys.prefix}/bin/galaxyctl status", flush=True)
