@@ -374,6 +374,7 @@ def test_a_long_cause_line_is_cut():
     (("This job was terminated because it ran longer than the maximum allowed job run time.", None), "time_limit"),
     ((None, "slurmstepd: error: *** JOB 7 ON vm CANCELLED AT 2026-11-27T21:00:00 DUE TO TIME LIMIT ***"), "time_limit"),
     (("Tool failed due to insufficient memory. Try with more memory.", ""), "memory_limit"),
+    (("Remote job server could not determine this job's state.", None), "lost"),  # Galaxy's Pulsar runner
     (("Job failed", "No columns specified, columns are not preceded with 'c'"), None),
     ((None, None), None),
 ])

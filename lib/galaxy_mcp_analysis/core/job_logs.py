@@ -231,14 +231,16 @@ def cause_line(stderr: str | None) -> str | None:
 
 #: When the job engine, not the tool, ended a job, what it leaves behind: Galaxy's job runners' messages in
 #: the job's info (the Slurm plugin's for a TIMEOUT or OUT_OF_MEMORY state) or the engine's own line in the
-#: job's stderr (slurmstepd's "CANCELLED ... DUE TO TIME LIMIT"). Cause -> phrases, matched case-insensitively.
+#: job's stderr (slurmstepd's "CANCELLED ... DUE TO TIME LIMIT"); ``lost``: Galaxy's Pulsar runner's message for a
+#: job its Pulsar server could no longer account for (a restart while it ran). Cause -> phrases, case-insensitive.
 ENGINE_CAUSES = {
     "time_limit": ("ran longer than the maximum allowed job run time", "due to time limit", "walltime"),
     "memory_limit": ("insufficient memory", "out_of_memory", "oom-kill"),
+    "lost": ("could not determine this job's state",),
 }
 
 
 def engine_cause(*logs: str | None) -> str | None:
-    """The engine's reason for ending a job ("time_limit", "memory_limit") named in any of ``logs``, or None."""
+    """The engine's reason for ending a job ("time_limit", "memory_limit", "lost") named in any of ``logs``, or None."""
     text = "\n".join(log for log in logs if log).lower()
     return next((cause for cause, phrases in ENGINE_CAUSES.items() if any(p in text for p in phrases)), None)

@@ -70,10 +70,11 @@ REPO = Path(__file__).parents[3]
 
 def test_every_test_patches_md_names_exists_in_the_file_it_names():
     """The "proved by" column names real tests: `test_x`, `test_y` (file.py) means both are in file.py.
-    Every name is followed by its file, and every file the column names exists."""
+    Every name is followed by its file, and every file the column names exists. The rows of patches outside
+    Galaxy (the Pulsar the launcher starts) are checked too."""
     files = {path.relative_to(REPO).as_posix(): path for path in (REPO / "test").rglob("test_*.py")}
     rows = [line for line in (REPO / "PATCHES.md").read_text().splitlines() if line.startswith("| `")]
-    assert len(rows) == len(PATCHES)
+    assert len([row for row in rows if re.match(r"\| `[a-z-]+` \|", row)]) == len(PATCHES)
     missing, checked = [], 0
     for row in rows:
         proved_by = row.rstrip(" |").rsplit(" | ", 1)[1]

@@ -47,15 +47,8 @@ RUNNER_ID = "pulsar"
 #: this keeps the legacy ``upload1`` and a Galaxy without Celery off Pulsar too.
 LOCAL_TOOLS = ("__DATA_FETCH__", "upload1")
 
-# pulsar-serve (the ``pulsar -m gunicorn`` mode) configures no logging for Pulsar's own loggers, so
-# its INFO lines (a job's status changes, its outputs staged back) would be dropped; this configures
-# them first, then runs Pulsar's own gunicorn launcher unchanged.
-_BOOT = (
-    "import logging, sys\n"
-    "logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s [%(name)s] %(message)s')\n"
-    "from pulsar.scripts.serve import main\n"
-    "sys.exit(main())\n"
-)
+#: Pulsar's server, started by Pulsar's interpreter with its logging on and its lost jobs said (pulsar_boot.py).
+BOOT_SCRIPT = Path(__file__).with_name("pulsar_boot.py")
 
 
 def venv() -> Path:
@@ -87,7 +80,7 @@ class PulsarEngine:
         env["PULSAR_CONFIG_DIR"] = str(self.directory)
         with open(self.log_path, "ab") as out:
             process = subprocess.Popen(
-                [str(venv() / "bin" / "python"), "-c", _BOOT, str(self.directory / "server.ini")],
+                [str(venv() / "bin" / "python"), str(BOOT_SCRIPT), str(self.directory / "server.ini")],
                 cwd=self.directory, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=env, start_new_session=True,
             )
