@@ -12,6 +12,7 @@ timeout 0)`` against ``GET /api/jobs?history_id``, ``list_jobs`` against the sam
 ``get_history_contents`` against ``GET /api/histories/{id}/contents``. The jobs are cancelled after.
 """
 
+import threading
 import time
 
 from common import (
@@ -54,23 +55,41 @@ def run(server: list[str], workdir, reps: int, sizes: list[int], survey_reps: in
 
 
 def one_job(galaxy, mcp, key: str, engine: str, reps: int) -> dict:
+    """Two figures per engine. Side by side (independent jobs, interleaved): run_tool + wait_for_jobs against
+    POST /api/tools + polling. And on the very same job, so the engine's latency cancels out: a REST poller
+    (every 0.25 s) watches each MCP-run job, and the job's MCP time is set against what REST would have taken
+    for that job (REST's submit, p50, plus that job's submit-to-ok as the poller saw it)."""
     history = mcp.call_ok("create_history", name=f"bench-{engine}", api_key=key)["id"]
     source = fetch(galaxy, key, history, {"src": "pasted", "paste_content": TABLE, "ext": "tabular"})["id"]
     inputs = {"input1": {"src": "hda", "id": source}}
+    same_job: dict = {"submit": [], "total": [], "seen_by_rest": []}  # per MCP job, seconds from its start
 
     def through_mcp() -> None:
+        began = time.perf_counter()
         ran = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", inputs=inputs, api_key=key)
-        waited = mcp.call_ok("wait_for_jobs", job_ids=[ran["jobs"][0]["id"]], timeout_seconds=110, api_key=key)
+        submitted = time.perf_counter()
+        job_id = ran["jobs"][0]["id"]
+        seen: list = []
+        watcher = threading.Thread(target=lambda: seen.append(poll_until_terminal(galaxy, key, job_id)))
+        watcher.start()
+        waited = mcp.call_ok("wait_for_jobs", job_ids=[job_id], timeout_seconds=110, api_key=key)
+        ended = time.perf_counter()
+        watcher.join()
         assert waited["jobs"][0]["state"] == "ok", waited
+        same_job["submit"].append(submitted - began)
+        same_job["total"].append(ended - began)
+        same_job["seen_by_rest"].append(seen[0] - began)
 
     def through_rest() -> None:
+        began = time.perf_counter()
         ran = rest(galaxy.galaxy_url, "/api/tools", key, {"tool_id": "cat1", "history_id": history, "inputs": inputs})
-        job_id = ran["jobs"][0]["id"]
-        while (state := rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"]) not in TERMINAL:
-            time.sleep(FIRST_INTERVAL_SECONDS)
-        assert state == "ok", state
+        rest_submits.append(time.perf_counter() - began)
+        poll_until_terminal(galaxy, key, ran["jobs"][0]["id"])
 
+    rest_submits: list = []
     through_mcp(), through_rest()  # warm both paths (the engine's first job, the tool's first load)
+    for values in (*same_job.values(), rest_submits):
+        values.clear()
     samples: dict = {"mcp": [], "rest": []}
     for rep in range(reps):
         sides = [("mcp", through_mcp), ("rest", through_rest)]
@@ -79,9 +98,40 @@ def one_job(galaxy, mcp, key: str, engine: str, reps: int) -> dict:
     result = {side: median_seconds(values) for side, values in samples.items()}
     result["mcp_over_rest"] = result["mcp"] / result["rest"]
     result["samples"] = samples  # an engine's latency is not normal (Slurm's: bimodal in two runs): keep them
+    result.update(same_job_figures(same_job, median_seconds(rest_submits)))
     print(f"  {engine}: cat1 submitted and waited to ok, p50 of {reps}: MCP {result['mcp']:.2f} s, REST polling "
-          f"{result['rest']:.2f} s (the engine's latency) -> {result['mcp_over_rest']:.2f}")
+          f"{result['rest']:.2f} s -> {result['mcp_over_rest']:.2f}; the same job: MCP / REST "
+          f"{result['same_job_mcp_over_rest']:.3f} (engine {result['engine_latency']:.2f} s, submit MCP "
+          f"{result['submit_mcp'] * 1000:.0f} / REST {result['submit_rest'] * 1000:.0f} ms, wait_for_jobs after "
+          f"the REST poller {result['wait_after_rest'] * 1000:+.0f} ms)")
     return result
+
+
+def poll_until_terminal(galaxy, key: str, job_id: str) -> float:
+    """Polls the job every 0.25 s (wait_for_jobs' first interval) until it ends ok; the moment it saw it end."""
+    while (state := rest(galaxy.galaxy_url, f"/api/jobs/{job_id}", key)["state"]) not in TERMINAL:
+        time.sleep(FIRST_INTERVAL_SECONDS)
+    assert state == "ok", state
+    return time.perf_counter()
+
+
+def same_job_figures(same_job: dict, submit_rest: float) -> dict:
+    """Per MCP job: its time against REST's for the same job (REST's submit p50 + the job's submit-to-ok seen
+    by the REST poller); the engine's latency (that submit-to-ok) reported apart."""
+    ratios, latencies, lateness = [], [], []
+    for submit, total, seen in zip(same_job["submit"], same_job["total"], same_job["seen_by_rest"]):
+        latency = seen - submit
+        latencies.append(latency)
+        lateness.append(total - seen)
+        ratios.append(total / (submit_rest + latency))
+    return {
+        "same_job_mcp_over_rest": median_seconds(ratios),
+        "same_job_ratios": ratios,
+        "engine_latency": median_seconds(latencies),
+        "submit_mcp": median_seconds(same_job["submit"]),
+        "submit_rest": submit_rest,
+        "wait_after_rest": median_seconds(lateness),
+    }
 
 
 def map_over_curve(galaxy, mcp, key: str, sizes: list[int], survey_reps: int) -> dict:

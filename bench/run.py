@@ -373,8 +373,10 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
                      ratio(galaxy_mcp.get("tools_list_bytes"), context["tools_list_bytes"]), "(report)"))
     runners = results.get("runners") or {}
     for engine, figures in (runners.get("engines") or {}).items():
-        rows.append((f"{engine}: a job to ok, run_tool + wait_for_jobs / REST polling, p50", figures["mcp_over_rest"],
-                     "<= 1.05"))
+        rows.append((f"{engine}: a job to ok, MCP / REST for the same job (the engine's latency shared), p50",
+                     figures["same_job_mcp_over_rest"], "<= 1.05"))
+        rows.append((f"{engine}: the same, side by side on separate jobs (the engine's noise included), p50",
+                     figures["mcp_over_rest"], "(report)"))
     curve = runners.get("slurm_map_over") or {}
     for size, point in curve.items():
         if isinstance(size, int):
