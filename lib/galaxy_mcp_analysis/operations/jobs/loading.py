@@ -1,5 +1,6 @@
 """Jobs read together with what every row of a listing or a wait touches (their output associations, those
-datasets and their files' records): three queries for any number of jobs, where reading each job's
+datasets and their files' records; their data inputs, which an ok job's silent-failure evidence sizes): four
+queries for any number of jobs, where reading each job's
 relationships as a row asks for them cost three or more per job (make bench --only runners: list_jobs of
 a 10-job map-over 4 times Galaxy's own job listing)."""
 
@@ -8,6 +9,7 @@ from collections.abc import Iterable
 from galaxy.model import (
     HistoryDatasetAssociation,
     Job,
+    JobToInputDatasetAssociation,
     JobToOutputDatasetAssociation,
 )
 from sqlalchemy import select
@@ -28,5 +30,8 @@ def jobs_with_outputs(session, job_ids: Iterable[int]) -> dict[int, Job]:
         .joinedload(JobToOutputDatasetAssociation.dataset)
         .joinedload(HistoryDatasetAssociation.dataset),
         selectinload(Job.output_dataset_collection_instances),
+        selectinload(Job.input_datasets)
+        .joinedload(JobToInputDatasetAssociation.dataset)
+        .joinedload(HistoryDatasetAssociation.dataset),
     )
     return {job.id: job for job in session.scalars(statement)}
