@@ -136,7 +136,7 @@ def test_record_texts_write_each_records_text_raw_under_its_small_fields():
     text = RecordTexts("elements", "content")(result)
     summary, count, first, *rest = text.split("\n")
     assert json.loads(summary) == {"collection_id": "c", "element_count": 2, "next_element_offset": None}
-    assert count == "elements: 2"
+    assert count.startswith("elements: 2 (each a '---' line of its fields as JSON, then its content as raw text")
     assert json.loads(first.removeprefix("--- ")) == {"element_identifier": "a", "dataset_id": "d1", "eof": True}
     assert "\n".join(rest).startswith(CHUNK)  # the chunk byte for byte, once
     assert text.count(CHUNK) == 1 and json.loads(rest[-1].removeprefix("--- "))["error"] == "[NOT_READY] still running"

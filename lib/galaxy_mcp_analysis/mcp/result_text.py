@@ -108,7 +108,9 @@ class RecordTexts:
         if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
             return _compact(structured)
         shown = summary_fields(structured, leave_out=(self.path,))
-        parts = [_compact(shown) + f"\n{self.path}: {len(records)}"]
+        # Said in words: agents that took the whole block for one JSON document failed to parse it (two trials).
+        parts = [_compact(shown) + f"\n{self.path}: {len(records)} (each a '---' line of its fields as JSON, then "
+                 f"its {self.text} as raw text; not one JSON document)"]
         for record in records:
             text = record.get(self.text)
             raw = (self.text,) if isinstance(text, str) else ()
