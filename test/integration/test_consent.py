@@ -74,7 +74,10 @@ def test_a_purge_on_2026_07_28_asks_no_changes_nothing_yes_purges(galaxy, mcp, a
         result, asked = client.call_answering("delete_history_items", purge(history, dataset, api_key))
         assert len(asked) == 1 and asked[0].request_state
         [question] = client.questions
-        assert "purge" in question and "'1: precious.tsv'" in question and "bytes" in question, question
+        assert question == (  # the example of doc/admin-guide.md
+            "An assistant asks to purge (delete for good, freeing the space; restore cannot bring it back) the "
+            "following in Galaxy (delete_history_items):\n- dataset '1: precious.tsv' (tabular, 200 bytes)\n"
+            "Space freed: 200 bytes.\nGo ahead? Nothing changes unless you answer Yes."), question
         assert not result.is_error and result.structured_content["changed"] is False
         assert "Nothing was changed" in result.content[0].text
         assert state(galaxy, api_key, dataset) == (False, False)
