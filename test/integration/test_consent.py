@@ -121,6 +121,8 @@ def test_a_client_that_cannot_ask_is_forbidden_and_nothing_changes(galaxy, mcp, 
         assert client.questions == []
     assert text.startswith("[FORBIDDEN] rule ask-before-loss: delete_history_items must be confirmed"), text
     assert "confirm_mcp_tools: purge" in text and "ask the Galaxy admin" in text
+    why = "cannot carry the server's question" if not modern else "did not declare the elicitation capability"
+    assert why in text, text
     assert state(galaxy, api_key, dataset) == (False, False)
     [line] = audited(galaxy, start)
     assert line["outcome"] == "FORBIDDEN" and line["confirmed"] is False

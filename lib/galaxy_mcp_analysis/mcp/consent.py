@@ -41,6 +41,8 @@ from galaxy_mcp_analysis.mcp.policy_file import PolicySource
 
 log = logging.getLogger(__name__)
 MODERN = ("2026-07-28",)
+_STATELESS = ("this connection cannot carry the server's question (stateless HTTP before MCP 2026-07-28: "
+              "elicitation/create needs a session that keeps the client's capabilities and takes its answer)")
 
 #: The verdicts of the current call (True: Yes; False: not confirmed), kept by the audit trail for its line.
 _VERDICTS: contextvars.ContextVar[list | None] = contextvars.ContextVar("mcp_consent_verdicts", default=None)
@@ -159,15 +161,15 @@ class _Question:
     async def by_elicitation(self, context, request, call_next):
         from mcp.shared.exceptions import NoBackChannelError
 
+        if request is not None and getattr(request.session, "client_capabilities", None) is None:
+            raise self.refuse(_STATELESS)  # Galaxy's /api/mcp: nothing of the handshake is kept between requests
         if request is None or not _can_elicit(request):
-            raise self.refuse("this client did not declare the elicitation capability (on this connection, a "
-                              "stateless one, the server cannot know it)")
+            raise self.refuse("this client did not declare the elicitation capability")
         try:
             answer = await request.session.elicit(message=await self.text(),
                                                   requested_schema=consent.requested_schema(),
                                                   related_request_id=request.request_id)
         except NoBackChannelError:
-            raise self.refuse("this connection cannot carry the server's question (stateless HTTP before "
-                              "MCP 2026-07-28)") from None
+            raise self.refuse(_STATELESS) from None
         return await self.answered(consent.answered_yes(answer.action, answer.content), answer.action, context,
                                    call_next)
