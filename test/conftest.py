@@ -5,6 +5,7 @@ import json
 import os
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,20 @@ def galaxy(tmp_path_factory, new_database_url):
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def policy(galaxy):
+    """Writes the session Galaxy's policy file (re-read at its next call); removed after the test."""
+    path = galaxy.policy_file
+
+    def write(text: str) -> None:
+        temporary = path.with_suffix(f".{uuid.uuid4().hex}")
+        temporary.write_text(text)
+        os.replace(temporary, path)  # a new inode: the server sees the change at its next call
+
+    yield write
+    path.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

@@ -25,19 +25,6 @@ from galaxy_mcp_analysis.testing import (
 from galaxy_mcp_analysis.tools import TOOL_FACTS
 
 
-@pytest.fixture
-def policy(galaxy):
-    path = galaxy.policy_file
-
-    def write(text: str) -> None:
-        temporary = path.with_suffix(f".{uuid.uuid4().hex}")
-        temporary.write_text(text)
-        os.replace(temporary, path)  # a new inode: the server sees the change at its next call
-
-    yield write
-    path.unlink(missing_ok=True)
-
-
 def me(galaxy, key) -> dict:
     return rest(galaxy.galaxy_url, "/api/users/current", key)
 

@@ -76,6 +76,7 @@ def apply_policy(settings: Settings) -> None:
     from galaxy_mcp_analysis.activation.registry import announce
     from galaxy_mcp_analysis.core.policy import PolicyError
     from galaxy_mcp_analysis.mcp.audit import audit_target
+    from galaxy_mcp_analysis.mcp.consent import ConsentBeforeLoss
     from galaxy_mcp_analysis.mcp.policy import PolicyRules
     from galaxy_mcp_analysis.mcp.stack import place
     from galaxy_mcp_analysis.mcp.policy_file import (
@@ -96,7 +97,9 @@ def apply_policy(settings: Settings) -> None:
 
     def enforce_policy(mcp, gx_app):
         path = validated(policy_path(settings, gx_app))
-        place(mcp, PolicyRules(gx_app, PolicySource(path, tools.TOOL_FACTS), tools.TOOL_FACTS))
+        source = PolicySource(path, tools.TOOL_FACTS)
+        place(mcp, PolicyRules(gx_app, source, tools.TOOL_FACTS))
+        place(mcp, ConsentBeforeLoss(gx_app, source, tools.TOOL_FACTS))  # confirm_mcp_tools (doc/admin-guide.md)
         announce(admin_rules_line(path, audit_target(settings, gx_app), tools.TOOL_FACTS))
 
     add_server_customizer(enforce_policy)

@@ -50,8 +50,10 @@ from galaxy_mcp_analysis.activation.request_models import (
 from galaxy_mcp_analysis.activation.transport import (
     apply_json_responses,
     apply_mcp_routes_first,
+    apply_request_state_key,
     check_json_responses,
     check_mcp_routes_first,
+    check_request_state_key,
 )
 from galaxy_mcp_analysis.core.settings import Settings
 
@@ -223,6 +225,13 @@ PATCHES: tuple[Patch, ...] = (
         summary="The admin's policy file (rules, limits, masks, tool sets) applies to every MCP call and tools/list.",
         check=check_policy,
         apply=apply_policy,
+    ),
+    Patch(
+        id="mcp-request-state-key",
+        target="mcp.server.request_state.RequestStateBoundary",
+        summary="requestState (MCP 2026-07-28 input_required) sealed under a key every worker shares.",
+        check=check_request_state_key,
+        apply=apply_request_state_key,
     ),
     Patch(
         id="mcp-audit",

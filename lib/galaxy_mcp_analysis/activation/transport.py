@@ -108,3 +108,45 @@ def apply_mcp_routes_first(settings: Settings) -> None:
             routes[:] = mcp_routes + [route for route in routes if route not in mcp_routes]
 
     after_include_mcp(routes_first)
+
+
+def request_state_key(id_secret: str) -> bytes:
+    """The key sealing ``requestState`` (MCP 2026-07-28), from Galaxy's id_secret: one in every worker."""
+    import hashlib
+
+    return hashlib.sha256(f"galaxy-mcp-analysis request state|{id_secret}".encode()).digest()
+
+
+def check_request_state_key() -> str | None:
+    from fastmcp import FastMCP
+    from mcp.server.request_state import (
+        RequestStateBoundary,
+        RequestStateSecurity,
+    )
+
+    if "keys" not in inspect.signature(RequestStateSecurity).parameters:
+        return "mcp.server.request_state.RequestStateSecurity no longer takes keys="
+    middleware = getattr(getattr(FastMCP("check"), "_mcp_server", None), "middleware", None)
+    if not isinstance(middleware, list) or not any(isinstance(m, RequestStateBoundary) for m in middleware):
+        return "FastMCP's low-level server no longer installs the SDK's RequestStateBoundary in its middleware list"
+    return None
+
+
+def apply_request_state_key(settings: Settings) -> None:
+    from galaxy_mcp_analysis.activation.built_server import add_server_customizer
+
+    def shared_key(mcp, gx_app):
+        # FastMCP seals requestState under a key of this process alone: a client's answer to an
+        # input_required result (mcp.consent) reaching another gunicorn worker would be refused.
+        from mcp.server.request_state import (
+            RequestStateBoundary,
+            RequestStateSecurity,
+        )
+
+        security = RequestStateSecurity(keys=[request_state_key(gx_app.config.id_secret)], audience=mcp.name)
+        middleware = mcp._mcp_server.middleware
+        for index, present in enumerate(middleware):
+            if isinstance(present, RequestStateBoundary):
+                middleware[index] = RequestStateBoundary(security, default_audience=mcp.name)
+
+    add_server_customizer(shared_key)

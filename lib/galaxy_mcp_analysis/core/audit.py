@@ -157,15 +157,19 @@ def audit_record(
     request_id: str | None,
     user_id: str | None,
     secrets: Iterable[str] = (),
+    confirmed: bool | None = None,
+    input_required: bool = False,
 ) -> dict[str, Any]:
-    """One audit line: who called which tool with what, how it ended, and what it touched."""
+    """One audit line: who called which tool with what, how it ended, and what it touched. ``confirmed``: the
+    person's answer where a ``confirm_mcp_tools`` rule asked (absent where none did); ``input_required``: this
+    leg only asked (2026-07-28), its outcome ``input_required``, the retry carrying the answer gets its own line."""
     record: dict[str, Any] = {
         "time": datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(timespec="milliseconds"),
         "request_id": request_id,
         "user_id": user_id,
         "tool": tool.name,
         "arguments": recorded_arguments(arguments, secrets),
-        "outcome": outcome_of(error),
+        "outcome": "input_required" if input_required and error is None else outcome_of(error),
         "duration_ms": round(duration_seconds * 1000, 1),
     }
     record["history_id"] = history_of(tool, arguments or {}, result)
@@ -175,6 +179,8 @@ def audit_record(
     if ok and isinstance(result, dict) and result.get("tool_id") and result.get("tool_version"):
         # The Galaxy tool the call resolved to: a short id given, the guid and version that ran.
         record["galaxy_tool"] = {"id": result["tool_id"], "version": result["tool_version"]}
+    if confirmed is not None:
+        record["confirmed"] = confirmed
     if error is not None:
         record["error"] = shortened(str(error).split("\n", 1)[0])
     return record

@@ -39,7 +39,7 @@ def built_in_toolset(name: str, facts: Mapping[str, ToolFacts]) -> tuple[str, ..
 
 _WHO_WORDS = ("everyone", "admins", "non_admins")
 _WHO_KEYS = ("users", "roles", "groups")
-_MCP_TOOL_FIELDS = ("deny_mcp_tools", "allow_mcp_tools")
+_MCP_TOOL_FIELDS = ("deny_mcp_tools", "allow_mcp_tools", "confirm_mcp_tools")
 _LIST_FIELDS = (*_MCP_TOOL_FIELDS, "allow_galaxy_tools", "deny_galaxy_tools")
 _LIMIT_FIELDS = ("max_jobs_per_call", "calls_per_minute", "invocations_per_hour")
 _RULE_FIELDS = ("name", "who", "reason", *_LIST_FIELDS, *_LIMIT_FIELDS, "mask_fields")
@@ -70,6 +70,8 @@ class Rule:
     calls_per_minute: int | None = None
     invocations_per_hour: int | None = None
     mask_fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: MCP tools or classes whose calls ask the person first (core.consent; mcp.consent asks).
+    confirm_mcp_tools: tuple[str, ...] = ()
 
     def applies_to(self, caller: Caller) -> bool:
         if self.who == "everyone":
@@ -149,6 +151,18 @@ class Policy:
         if allowing and not any(_matching(tool, arguments, rule.allow_mcp_tools) for rule in allowing):
             return Refusal(allowing[0].name, _reason(allowing[0], f"{tool.name} is not among the allowed MCP tools"))
         return None
+
+    def confirmation(self, caller: Caller, tool: ToolFacts, arguments: dict | None) -> tuple[Rule, str] | None:
+        """The first of the caller's rules whose ``confirm_mcp_tools`` names this call, with the entry naming it."""
+        for rule in self.applying(caller):
+            entry = _matching(tool, arguments, rule.confirm_mcp_tools)
+            if entry:
+                return rule, entry
+        return None
+
+    def asks_consent(self) -> bool:
+        """Whether any rule asks the person before a call (else the consent middleware steps aside)."""
+        return any(rule.confirm_mcp_tools for rule in self.rules)
 
     def check_galaxy_tools(self, caller: Caller, galaxy_tools: Iterable[GalaxyTool]) -> Refusal | None:
         rules = self.applying(caller)

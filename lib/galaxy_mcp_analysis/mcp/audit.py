@@ -15,6 +15,7 @@ import os
 import time
 
 from fastmcp.server.middleware import Middleware
+from fastmcp.tools.base import InputRequiredToolResult
 
 from galaxy_mcp_analysis.core.audit import audit_record
 from galaxy_mcp_analysis.core.audit_file import AuditFile
@@ -28,6 +29,7 @@ from galaxy_mcp_analysis.mcp.caller import (
     begin,
     end,
 )
+from galaxy_mcp_analysis.mcp.consent import consent_verdicts
 from galaxy_mcp_analysis.mcp.session import in_own_session
 from galaxy_mcp_analysis.oauth.caller import audit_fields as oauth_audit_fields
 
@@ -115,17 +117,19 @@ class AuditTrail(Middleware):
         error, result = None, None
         key = _caller_key(dict(context.message.arguments or {}))
         caller, token = begin(self.gx_app, key)  # resolved inside, in the call's session (mcp.caller)
-        try:
-            result = await call_next(context)
-            return result
-        except BaseException as exc:  # a cancelled call is recorded too
-            error = exc
-            raise
-        finally:
-            end(token)
-            await self._record(context, caller, error, result, started, time.perf_counter() - clock)
+        with consent_verdicts() as verdicts:  # a confirm_mcp_tools rule's answer (mcp.consent)
+            try:
+                result = await call_next(context)
+                return result
+            except BaseException as exc:  # a cancelled call is recorded too
+                error = exc
+                raise
+            finally:
+                end(token)
+                confirmed = verdicts[-1] if verdicts else None
+                await self._record(context, caller, error, result, started, time.perf_counter() - clock, confirmed)
 
-    async def _record(self, context, caller, error, result, started, duration) -> None:
+    async def _record(self, context, caller, error, result, started, duration, confirmed=None) -> None:
         message = context.message
         try:
             if caller.credential and not caller.resolved:  # refused before the caller was looked up
@@ -140,6 +144,8 @@ class AuditTrail(Middleware):
                 request_id=_request_id(context),
                 user_id=caller.user_id,
                 secrets=(caller.credential,) if caller.credential else (),
+                confirmed=confirmed,
+                input_required=isinstance(result, InputRequiredToolResult),
             )
             record["pid"] = os.getpid()  # the serving process (gunicorn worker), as in Galaxy's log lines
             record.update(oauth_audit_fields())  # the OAuth client and grant (null for API keys)

@@ -12,6 +12,7 @@ more than one order and pins it to this list.
 from galaxy_mcp_analysis.mcp.api_key import HeaderApiKey
 from galaxy_mcp_analysis.mcp.audit import AuditTrail
 from galaxy_mcp_analysis.mcp.caller import CallerOfRequest
+from galaxy_mcp_analysis.mcp.consent import ConsentBeforeLoss
 from galaxy_mcp_analysis.mcp.errors import CodedToolErrors
 from galaxy_mcp_analysis.mcp.policy import PolicyRules
 from galaxy_mcp_analysis.mcp.result_text import ShapedText
@@ -31,7 +32,8 @@ MIDDLEWARE_STACK: tuple = (
     HeaderApiKey,  # the key from the headers filled into api_key, for the caller and the tool
     CallerOfRequest,  # the key's user, once per request, for the policy and the tool
     PolicyRules,  # the admin's rules for that caller; its refusals are coded by CodedToolErrors
-    TokenScopes,  # with OAuth on: the access token's scopes, innermost
+    TokenScopes,  # with OAuth on: the access token's scopes
+    ConsentBeforeLoss,  # the person asked (confirm_mcp_tools), innermost: only a call every rule lets through
 )
 
 

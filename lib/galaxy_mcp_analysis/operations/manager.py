@@ -17,6 +17,7 @@ from galaxy_mcp_analysis.operations.dynamic_options import DynamicOptions
 from galaxy_mcp_analysis.operations.item_updates import ItemUpdates
 from galaxy_mcp_analysis.operations.jobs import Jobs
 from galaxy_mcp_analysis.operations.lookup import Lookups
+from galaxy_mcp_analysis.operations.losses import Losses
 from galaxy_mcp_analysis.operations.making_inputs import MakingInputs
 from galaxy_mcp_analysis.operations.managing import ManagingRuns
 from galaxy_mcp_analysis.operations.pages import NotebookPages
@@ -43,6 +44,7 @@ class AnalysisOperationsManager(
     ManagingRuns,
     ItemUpdates,
     Workflows,
+    Losses,
     Lookups,
     AgentOperationsManager,
 ):

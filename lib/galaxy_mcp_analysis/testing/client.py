@@ -3,6 +3,7 @@
 import asyncio
 import concurrent.futures
 import threading
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -19,12 +20,17 @@ class McpClient:
     """
 
     def __init__(
-        self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None, modern: bool = False
+        self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None, modern: bool = False,
+        answer: Callable[[str, dict], dict | None] | None = None,
     ):
         """``request_log``, when given, receives every HTTP request this client sends, as (method, url).
         ``modern``: open the session with ``server/discover`` (protocol 2026-07-28, a per-request
-        envelope, no handshake) instead of the ``initialize`` handshake."""
+        envelope, no handshake) instead of the ``initialize`` handshake.
+        ``answer``: the client declares elicitation, and this answers each question (message, schema) with
+        ``{"action": ..., "content": ...}`` (None: cancel); every question asked is kept in ``questions``."""
         self.url = url
+        self.answer = answer
+        self.questions: list[str] = []
         self.headers = headers
         self.request_log = request_log
         self.modern = modern
@@ -53,7 +59,9 @@ class McpClient:
                     httpx2.AsyncClient(headers=self.headers, timeout=300, event_hooks=hooks)
                 )
                 streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
-                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                elicit = self._elicit if self.answer is not None else None
+                session = await stack.enter_async_context(ClientSession(streams[0], streams[1],
+                                                                        elicitation_callback=elicit))
                 self.opened_with = await (session.discover() if self.modern else session.initialize())
                 opened.set_result(session)
                 await self._closing.wait()
@@ -61,6 +69,38 @@ class McpClient:
             if not opened.done():
                 opened.set_exception(e)
             raise
+
+    async def _elicit(self, context, params):
+        from mcp_types import ElicitResult
+
+        self.questions.append(params.message)
+        given = self.answer(params.message, params.requested_schema) or {"action": "cancel"}
+        return ElicitResult(**given)
+
+    def call_answering(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
+        """One tools/call on 2026-07-28 driven by hand: each ``input_required`` result's questions answered by
+        ``answer`` and the call sent again with the answers and the server's ``requestState``, at most 3 rounds.
+        Returns the final result and every ``input_required`` result met on the way."""
+        from mcp_types import (
+            ElicitResult,
+            InputRequiredResult,
+        )
+
+        async def drive():
+            asked = []
+            result = await self._session.call_tool(tool, arguments or {}, allow_input_required=True)
+            while isinstance(result, InputRequiredResult) and len(asked) < 3:
+                asked.append(result)
+                responses = {}
+                for key, request in (result.input_requests or {}).items():
+                    self.questions.append(request.params.message)
+                    given = self.answer(request.params.message, request.params.requested_schema)
+                    responses[key] = ElicitResult(**(given or {"action": "cancel"}))
+                result = await self._session.call_tool(tool, arguments or {}, input_responses=responses,
+                                                       request_state=result.request_state, allow_input_required=True)
+            return result, asked
+
+        return self._run(drive(), timeout)
 
     async def _log_request(self, request) -> None:
         self.request_log.append((request.method, str(request.url)))
