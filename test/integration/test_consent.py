@@ -161,3 +161,23 @@ def test_tools_list_is_byte_identical_with_the_rule(galaxy, api_key, policy):
         email = rest(galaxy.galaxy_url, "/api/users/current", api_key)["email"]
         policy(f"rules:\n  - {{name: ask, who: {{users: [\"{email}\"]}}, confirm_mcp_tools: [purge, destructive]}}\n")
         assert json.dumps(tools_reference.tool_dicts(keyed.list_tools())) == before
+
+
+def test_a_page_deletion_and_a_cancel_name_what_they_lose_and_a_no_keeps_them(galaxy, mcp, api_key, policy):
+    email = rest(galaxy.galaxy_url, "/api/users/current", api_key)["email"]
+    policy(f"rules:\n  - {{name: ask, who: {{users: [\"{email}\"]}}, confirm_mcp_tools: [delete_page, cancel_job]}}\n")
+    page = mcp.call_ok("create_page", title="Careful notes", slug=f"careful-{time.time_ns()}", content="# Notes\n",
+                       api_key=api_key)["page_id"]
+    history, dataset = pasted(mcp, api_key, "input.tsv")
+    job = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", inputs={"input1": {"src": "hda", "id": dataset}},
+                      api_key=api_key)["jobs"][0]["id"]
+    with McpClient(galaxy.mcp_url, modern=True, answer=lambda message, schema: NO) as client:
+        result, asked = client.call_answering("delete_page", {"page_id": page, "api_key": api_key})
+        assert len(asked) == 1 and "page 'Careful notes'" in client.questions[-1], client.questions
+        assert result.structured_content["changed"] is False
+        result, asked = client.call_answering("cancel_job", {"job_id": job, "api_key": api_key})
+        assert len(asked) == 1 and f"job '{job} (cat1)'" in client.questions[-1], client.questions
+        assert result.structured_content["changed"] is False
+    assert not rest(galaxy.galaxy_url, f"/api/pages/{page}", api_key)["deleted"]
+    waited = mcp.call_ok("wait_for_jobs", job_ids=[job], timeout_seconds=110, api_key=api_key)
+    assert waited["jobs"][0]["state"] == "ok", waited  # not cancelled: it ran to its end
