@@ -19,15 +19,19 @@ class McpClient:
     """
 
     def __init__(
-        self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None, modern: bool = False
+        self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None, modern: bool = False,
+        tasks: bool = False,
     ):
         """``request_log``, when given, receives every HTTP request this client sends, as (method, url).
         ``modern``: open the session with ``server/discover`` (protocol 2026-07-28, a per-request
-        envelope, no handshake) instead of the ``initialize`` handshake."""
+        envelope, no handshake) instead of the ``initialize`` handshake. ``tasks``: declare the tasks
+        extension (``io.modelcontextprotocol/tasks``) in every request, as a client that handles
+        ``resultType: "task"`` does (``call_for_task``, ``get_task``, ``cancel_task``)."""
         self.url = url
         self.headers = headers
         self.request_log = request_log
         self.modern = modern
+        self.tasks = tasks
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-client", daemon=True)
         self._thread.start()
@@ -53,7 +57,9 @@ class McpClient:
                     httpx2.AsyncClient(headers=self.headers, timeout=300, event_hooks=hooks)
                 )
                 streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
-                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                session = await stack.enter_async_context(
+                    ClientSession(streams[0], streams[1], **(task_extension() if self.tasks else {}))
+                )
                 self.opened_with = await (session.discover() if self.modern else session.initialize())
                 opened.set_result(session)
                 await self._closing.wait()
@@ -109,6 +115,22 @@ class McpClient:
             raise AssertionError(f"{tool} succeeded but an error was expected: {result.structured_content}")
         return error_text(result)
 
+    def call_for_task(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
+        """One tools/call that may be answered with a task: a ``tasks.wire.CreatedTask`` or the CallToolResult."""
+        return self._run(self._session.call_tool(tool, arguments or {}, allow_claimed=True), timeout)
+
+    def get_task(self, task_id: str):
+        """``tasks/get``: a ``tasks.wire.DetailedTask``."""
+        from galaxy_mcp_analysis.tasks.wire import DetailedTask, GetTaskRequest, TaskParams
+
+        return self._run(self._session.send_request(GetTaskRequest(params=TaskParams(task_id=task_id)), DetailedTask))
+
+    def cancel_task(self, task_id: str):
+        from galaxy_mcp_analysis.tasks.wire import CancelTaskRequest, TaskParams
+        from mcp_types import Result
+
+        return self._run(self._session.send_request(CancelTaskRequest(params=TaskParams(task_id=task_id)), Result))
+
     def close(self) -> None:
         if not self._owner.done():
             self._loop.call_soon_threadsafe(self._closing.set)
@@ -124,6 +146,37 @@ class McpClient:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def task_extension() -> dict[str, Any]:
+    """The official client's arguments declaring the tasks extension and its one claimed result shape."""
+    from mcp.client.extension import ResultClaim
+
+    from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
+    from galaxy_mcp_analysis.tasks.wire import CreatedTask
+
+    claim = ResultClaim(result_type="task", model=CreatedTask, resolve=finished_task_result)
+    return {"extensions": {TASKS_EXTENSION: {}}, "result_claims": {TASKS_EXTENSION: [claim]}}
+
+
+async def finished_task_result(created, context):
+    """The claim's resolver (what ``mcp.client.Client`` does with a task): poll ``tasks/get`` at the interval
+    the server suggests until the task ends; its result, or its error as a tool error."""
+    from mcp_types import CallToolResult, TextContent
+
+    from galaxy_mcp_analysis.tasks.wire import DetailedTask, GetTaskRequest, TaskParams
+
+    interval = (created.poll_interval_ms or 1000) / 1000
+    while True:
+        await asyncio.sleep(interval)
+        task = await context.session.send_request(GetTaskRequest(params=TaskParams(task_id=created.task_id)),
+                                                  DetailedTask)
+        if task.status == "completed":
+            return CallToolResult.model_validate(task.result, by_name=False)
+        if task.status in ("failed", "cancelled"):
+            text = task.status_message or task.status
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        interval = (task.poll_interval_ms or 1000) / 1000
 
 
 #: Every tool error text any McpClient of this process received, as (tool, text, arguments): the

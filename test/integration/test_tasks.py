@@ -1,0 +1,135 @@
+"""Issue 52, item 1: MCP tasks (``io.modelcontextprotocol/tasks``, SEP-2663) with the official SDK client on
+2026-07-28. A client that declares the extension gets a long call's answer as a task handle, polls
+``tasks/get`` to the call's own result and stops the Galaxy jobs behind it with ``tasks/cancel``; another
+user's handle is not found; a client without the extension gets exactly today's answers.
+(The handle across a restart of Galaxy: test_restart.py, on that module's own Galaxy.)"""
+
+import json
+import time
+
+import httpx
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult
+
+from conftest import held_upload
+from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
+from galaxy_mcp_analysis.tasks.wire import CreatedTask
+from galaxy_mcp_analysis.testing import (
+    McpClient,
+    rest,
+)
+from test_protocol_versions import raw_tools_list
+
+PASTED = [{"name": f"sample{n}", "src": "pasted", "content": f"gene{n}\t{n}\n", "file_type": "tabular"}
+          for n in range(4)]
+#: Longest a test polls one task (the server's poll interval is honoured, 2 s at first).
+TASK_BOUND_SECONDS = 120
+
+
+@pytest.fixture(scope="module")
+def tasks_client(galaxy, api_key):
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}, modern=True, tasks=True) as client:
+        yield client
+
+
+def poll_until_ended(client: McpClient, task_id: str) -> list:
+    """Every tasks/get answer until the task ends, at the interval the server suggests."""
+    seen = [client.get_task(task_id)]
+    deadline = time.monotonic() + TASK_BOUND_SECONDS
+    while seen[-1].status in ("working", "input_required"):
+        assert time.monotonic() < deadline, seen[-1]
+        time.sleep(seen[-1].poll_interval_ms / 1000)
+        seen.append(client.get_task(task_id))
+    return seen
+
+
+def pasted_list(mcp, api_key, history_id, count=4) -> str:
+    created = mcp.call_ok("create_collection", history_id=history_id, collection_type="list",
+                          element_identifiers=PASTED[:count], api_key=api_key)
+    return created["collection_id"]
+
+
+def map_over(history_id, collection_id) -> dict:
+    return {"history_id": history_id, "tool_id": "cat1",
+            "inputs": {"input1": {"batch": True, "values": [{"src": "hdca", "id": collection_id}]}}}
+
+
+def test_a_map_over_of_four_jobs_runs_as_a_task_to_completed(galaxy, tasks_client, mcp, api_key, history_id):
+    collection_id = pasted_list(mcp, api_key, history_id)
+    created = tasks_client.call_for_task("run_tool", map_over(history_id, collection_id))
+    assert isinstance(created, CreatedTask), created
+    assert created.status == "working" and created.ttl_ms == 7 * 24 * 3600 * 1000, created
+    assert created.poll_interval_ms >= 1000 and created.status_message.startswith("0/4 jobs finished"), created
+    polled = poll_until_ended(tasks_client, created.task_id)
+    ended = polled[-1]
+    assert ended.status == "completed" and ended.status_message == "4/4 jobs finished: 4 ok", ended
+    assert ended.poll_interval_ms is None and ended.error is None
+    result = CallToolResult.model_validate(ended.result, by_name=False)  # the call's own answer, as a tool result
+    assert not result.is_error and len(result.structured_content["jobs"]) == 4
+    plain = mcp.call_ok("run_tool", api_key=api_key, **map_over(history_id, collection_id))  # today's answer
+    assert sorted(result.structured_content) == sorted(plain)
+    assert [job["state"] for job in rest(galaxy.galaxy_url, f"/api/jobs?history_id={history_id}&tool_id=cat1"
+                                         "&view=collection&limit=8", api_key)].count("ok") >= 4
+
+
+def test_tasks_cancel_stops_the_jobs_behind_the_task(galaxy, tasks_client, mcp, api_key, history_id, held_files):
+    """cat1 on a dataset whose upload is held open: its job waits for the input until the task is cancelled, and
+    never runs once the input arrives. (A running job stopped by tasks/cancel: test_restart.py's sleep job.)"""
+    _job, dataset_id, released = held_upload(galaxy, mcp, api_key, history_id, held_files, "held-for-a-task.tsv")
+    try:
+        created = tasks_client.call_for_task("run_tool", {"history_id": history_id, "tool_id": "cat1",
+                                                          "inputs": {"input1": {"src": "hda", "id": dataset_id}}})
+        assert isinstance(created, CreatedTask) and created.status == "working", created
+        assert not tasks_client.cancel_task(created.task_id).model_dump(exclude={"meta"}, exclude_none=True)  # empty
+        ended = poll_until_ended(tasks_client, created.task_id)[-1]
+    finally:
+        released.set()  # the input arrives only now: a job that was not stopped would run on it
+    assert ended.status == "cancelled" and ended.result is None and ended.status_message.endswith("1 deleted"), ended
+    mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=60, api_key=api_key)
+    [job] = rest(galaxy.galaxy_url, f"/api/jobs?history_id={history_id}&tool_id=cat1", api_key)
+    assert job["state"] == "deleted", job
+    tasks_client.cancel_task(created.task_id)  # an ended task stays as it ended
+    assert tasks_client.get_task(created.task_id).status == "cancelled"
+
+
+def test_another_users_handle_is_not_found(galaxy, tasks_client, mcp, api_key, other_user_key, history_id):
+    created = tasks_client.call_for_task("run_tool", map_over(history_id, pasted_list(mcp, api_key, history_id, 1)))
+    assert isinstance(created, CreatedTask), created
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": other_user_key}, modern=True, tasks=True) as other:
+        for ask in (other.get_task, other.cancel_task):
+            with pytest.raises(MCPError) as refused:
+                ask(created.task_id)
+            assert refused.value.error.code == -32602 and "Task not found" in refused.value.error.message
+        with pytest.raises(MCPError) as unknown:
+            other.get_task("x" * 43)
+        assert unknown.value.error.message == refused.value.error.message  # no telling whose it is
+    assert tasks_client.get_task(created.task_id).status in ("working", "completed")  # its owner's still
+    poll_until_ended(tasks_client, created.task_id)
+
+
+def test_a_client_without_the_extension_gets_todays_answer(galaxy, mcp, api_key, history_id):
+    collection_id = pasted_list(mcp, api_key, history_id, 1)
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}, modern=True) as modern:
+        result = modern.call("run_tool", map_over(history_id, collection_id))  # 2026-07-28, no extension
+    assert isinstance(result, CallToolResult) and not result.is_error and len(result.structured_content["jobs"]) == 1
+    # A 2025-06-18 client, even one writing the extension into _meta (no handshake-era client can declare it).
+    call = {"name": "run_tool", "arguments": map_over(history_id, collection_id),
+            "_meta": {"io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}}
+    answer = httpx.post(galaxy.mcp_url, timeout=120, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                                            "params": call},
+                        headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
+                                 "x-api-key": api_key}).json()["result"]
+    assert "resultType" not in answer and "taskId" not in answer and len(answer["structuredContent"]["jobs"]) == 1
+    mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=120, api_key=api_key)
+
+
+def test_tools_list_is_the_same_bytes_with_tasks_on(galaxy, api_key, tasks_client):
+    """tools/list carries nothing of tasks (no tool declares FastMCP's task execution): a 2025-06-18 client's
+    bytes are stable and hold no task field; a client declaring the extension lists the same tools."""
+    legacy = raw_tools_list(galaxy, api_key)
+    assert legacy == raw_tools_list(galaxy, api_key)
+    tools = json.loads(legacy)["result"]["tools"]
+    assert not [tool["name"] for tool in tools if "execution" in tool or "task" in json.dumps(tool.get("_meta", {}))]
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}, modern=True) as modern:
+        assert tasks_client.list_tools() == modern.list_tools()
