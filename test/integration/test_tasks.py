@@ -6,15 +6,23 @@ user's handle is not found; a client without the extension gets exactly today's 
 
 import json
 import time
+from typing import Literal
 
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
+from mcp_types import (
+    CallToolResult,
+    Request,
+)
 
 from conftest import held_upload
 from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
-from galaxy_mcp_analysis.tasks.wire import CreatedTask
+from galaxy_mcp_analysis.tasks.wire import (
+    CreatedTask,
+    DetailedTask,
+    TaskParams,
+)
 from galaxy_mcp_analysis.testing import (
     McpClient,
     rest,
@@ -133,3 +141,33 @@ def test_tools_list_is_the_same_bytes_with_tasks_on(galaxy, api_key, tasks_clien
     assert not [tool["name"] for tool in tools if "execution" in tool or "task" in json.dumps(tool.get("_meta", {}))]
     with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}, modern=True) as modern:
         assert tasks_client.list_tools() == modern.list_tools()
+
+
+class _MisroutedParams(TaskParams):
+    route: str
+
+
+class _MisroutedGet(Request[_MisroutedParams, Literal["tasks/get"]]):
+    """A tasks/get whose Mcp-Name header names another task than its body."""
+
+    method: Literal["tasks/get"] = "tasks/get"
+    params: _MisroutedParams
+    name_param = "route"
+
+
+def test_the_task_methods_refuse_what_the_extension_refuses(galaxy, api_key, tasks_client):
+    handle = "y" * 43
+    with McpClient(galaxy.mcp_url, headers={"x-api-key": api_key}, modern=True) as undeclared:
+        with pytest.raises(MCPError) as missing:
+            undeclared.get_task(handle)
+    assert missing.value.error.code == -32021
+    assert missing.value.error.data == {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+    misrouted = _MisroutedGet(params=_MisroutedParams(task_id=handle, route="z" * 43))
+    with pytest.raises(MCPError) as mismatch:
+        tasks_client._run(tasks_client._session.send_request(misrouted, DetailedTask))
+    assert mismatch.value.error.code == -32020
+    legacy = httpx.post(galaxy.mcp_url, timeout=60, json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+                                                          "params": {"taskId": handle}},
+                        headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
+                                 "x-api-key": api_key}).json()
+    assert legacy["error"]["code"] == -32601, legacy

@@ -4,7 +4,8 @@ Registered on Galaxy's built server (``activation/tasks.py``), it advertises the
 on 2026-07-28; the SDK leaves it out of a handshake's capabilities) and serves ``tasks/get``, ``tasks/update``
 and ``tasks/cancel`` on 2026-07-28 only. Each checks what the extension requires of a request (the client
 declared the extension in it; the ``Mcp-Name`` header, when sent, is the ``taskId``), then runs
-``service.TaskService`` in a worker thread with a database session of its own. The ``tools/call`` answer in
+``service.TaskService`` in a worker thread with a database session of its own. A sign-in's token needs
+``galaxy:write`` for ``tasks/cancel`` (as for ``cancel_job``). The ``tools/call`` answer in
 task form is ``answers.TaskAnswers`` (a middleware, outermost: see there why not this extension's interceptor).
 """
 
@@ -26,10 +27,12 @@ from mcp_types.jsonrpc import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from galaxy_mcp_analysis.core import oauth as scope_rules
 from galaxy_mcp_analysis.core.errors import AnalysisError
 from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
 from galaxy_mcp_analysis.mcp.api_key import api_key_from_request
 from galaxy_mcp_analysis.mcp.session import in_own_session
+from galaxy_mcp_analysis.oauth.caller import current_caller
 from galaxy_mcp_analysis.tasks.service import (
     TaskNotFound,
     TaskService,
@@ -63,6 +66,10 @@ class GalaxyTasks(ServerExtension):
         return await self._answer(ctx, params, self.service.update)
 
     async def _cancel(self, ctx, params: TaskParams):
+        caller = current_caller()  # a sign-in's token: stopping jobs is a write, as cancel_job is
+        if caller is not None and not scope_rules.allows(caller.scopes, read_only=False):
+            raise MCPError(code=INVALID_PARAMS, message=f"[FORBIDDEN] tasks/cancel needs the scope "
+                           f"{scope_rules.needed_scope(False)}; this sign-in granted {' '.join(caller.scopes)}.")
         return await self._answer(ctx, params, self.service.cancel)
 
     async def _answer(self, ctx, params: TaskParams, action):
