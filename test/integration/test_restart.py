@@ -179,6 +179,7 @@ def tasks_before_the_stop(server: LaunchedGalaxy, user_key: str, history_id: str
     """A map-over of 4 jobs as a task, polled once, its jobs then waited for (so the stop interrupts none);
     a sleep job's task cancelled while the job runs, polled until it ended."""
     seen: dict = {}
+    began = time.monotonic()
     pasted = [{"name": f"s{n}", "src": "pasted", "content": f"s{n}\t{n}\n", "file_type": "tabular"} for n in range(4)]
     with (McpClient(server.mcp_url) as plain,
           McpClient(server.mcp_url, headers={"x-api-key": user_key}, modern=True, tasks=True) as client):
@@ -205,6 +206,7 @@ def tasks_before_the_stop(server: LaunchedGalaxy, user_key: str, history_id: str
         seen["sleeping_polls"] = [(poll.status, poll.status_message) for poll in polls]
         seen["sleep_job"] = rest(server.galaxy_url, f"/api/jobs/{job['id']}", user_key)["state"]
         seen["sleep_left"] = _sleep_processes()
+    seen["seconds"] = round(time.monotonic() - began, 1)
     return seen
 
 
