@@ -16,7 +16,10 @@ from mcp_types import (
     Request,
 )
 
-from conftest import held_upload
+from conftest import (
+    fetch,
+    held_upload,
+)
 from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
 from galaxy_mcp_analysis.tasks.wire import (
     CreatedTask,
@@ -28,6 +31,11 @@ from galaxy_mcp_analysis.testing import (
     rest,
 )
 from test_protocol_versions import raw_tools_list
+from test_workflows import (
+    ROWS,
+    SORT_WORKFLOW,
+    upload_workflow,
+)
 
 PASTED = [{"name": f"sample{n}", "src": "pasted", "content": f"gene{n}\t{n}\n", "file_type": "tabular"}
           for n in range(4)]
@@ -99,6 +107,34 @@ def test_tasks_cancel_stops_the_jobs_behind_the_task(galaxy, tasks_client, mcp, 
     assert job["state"] == "deleted", job
     tasks_client.cancel_task(created.task_id)  # an ended task stays as it ended
     assert tasks_client.get_task(created.task_id).status == "cancelled"
+
+
+def test_a_workflow_invocation_runs_as_a_task_and_tasks_cancel_cancels_one(galaxy, tasks_client, mcp, api_key,
+                                                                           history_id, held_files):
+    workflow_id = upload_workflow(galaxy, api_key, SORT_WORKFLOW)
+    table = fetch(galaxy, api_key, history_id, {"src": "pasted", "paste_content": ROWS, "ext": "tabular"})["id"]
+    invoke = {"workflow_id": workflow_id, "history_id": history_id}
+    created = tasks_client.call_for_task("invoke_workflow", {**invoke, "inputs": {"table": {"src": "hda", "id": table}}})
+    assert isinstance(created, CreatedTask), created
+    ended = poll_until_ended(tasks_client, created.task_id)[-1]
+    assert ended.status == "completed" and ended.status_message == "1/1 jobs finished: 1 ok", ended
+    invocation_id = ended.result["structuredContent"]["id"]
+    assert rest(galaxy.galaxy_url, f"/api/invocations/{invocation_id}", api_key)["state"] == "scheduled"
+    _job, held, released = held_upload(galaxy, mcp, api_key, history_id, held_files, "held-for-a-workflow.tsv")
+    try:
+        waiting = tasks_client.call_for_task("invoke_workflow", {**invoke, "inputs": {"table": {"src": "hda", "id": held}}})
+        assert isinstance(waiting, CreatedTask), waiting
+        tasks_client.cancel_task(waiting.task_id)
+        cancelled = poll_until_ended(tasks_client, waiting.task_id)[-1]
+    finally:
+        released.set()
+    assert cancelled.status == "cancelled" and "invocation cancelled" in cancelled.status_message, cancelled
+    [invocation] = [item for item in rest(galaxy.galaxy_url, f"/api/invocations?history_id={history_id}", api_key)
+                    if item["id"] != invocation_id]
+    assert invocation["state"] in ("cancelling", "cancelled"), invocation
+    mcp.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=60, api_key=api_key)
+    sorts = rest(galaxy.galaxy_url, f"/api/jobs?history_id={history_id}&tool_id=sort1", api_key)
+    assert sorted(job["state"] for job in sorts) in (["ok"], ["deleted", "ok"]), sorts  # nothing ran for the cancelled
 
 
 def test_another_users_handle_is_not_found(galaxy, tasks_client, mcp, api_key, other_user_key, history_id):

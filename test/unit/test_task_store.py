@@ -15,7 +15,7 @@ def test_a_task_is_found_only_by_its_user_and_kept_until_it_expires(tmp_path):
     store.create_table()
     store.create_table()  # a second worker starting finds it made
     result = {"content": [], "structuredContent": {"jobs": [{"id": "a"}]}}
-    added = store.add("k1", 7, "run_tool", ["a", "b"], result, lifetime=3600)
+    added = store.add("k1", 7, "run_tool", ["a", "b"], [], result, lifetime=3600)
     found = store.find("k1", 7)
     assert found == added and found.result == result and found.job_ids == ["a", "b"] and found.cancelled_at is None
     assert store.find("k1", 8) is None and store.find("k2", 7) is None  # another user's handle: not found
@@ -27,5 +27,5 @@ def test_a_task_is_found_only_by_its_user_and_kept_until_it_expires(tmp_path):
     assert first is not None and store.find("k1", 7).cancelled_at == first
     with store.engine.begin() as connection:  # k1 expired a minute ago
         connection.execute(TASKS.update().values(expires_at=time.time() - 60))
-    store.add("k2", 7, "run_tool", ["c"], result, lifetime=3600)  # a new task clears expired rows
-    assert store.find("k1", 7) is None and store.find("k2", 7) is not None
+    store.add("k2", 7, "invoke_workflow", [], ["i"], result, lifetime=3600)  # a new task clears expired rows
+    assert store.find("k1", 7) is None and store.find("k2", 7).invocation_ids == ["i"]

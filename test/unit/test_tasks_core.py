@@ -81,3 +81,14 @@ def test_the_wire_shapes_of_a_new_and_an_ended_task():
 def test_a_task_expires_at_its_lifetime():
     assert not expired(100.0, 99.9) and expired(100.0, 100.0)
     assert timestamp(1_700_000_000) == "2023-11-14T22:13:20Z"
+
+
+def test_an_invocation_works_while_galaxy_schedules_it_and_its_cancel_cancels_the_task():
+    scheduling = task_state([], False, 0, scheduling=True)
+    assert (scheduling.status, scheduling.message) == ("working", "0/0 jobs finished; invocation still scheduling")
+    assert task_state(["ok"], False, 5, scheduling=True).status == "working"
+    assert task_state(["ok"], False, 5).status == "completed"
+    cancelled = task_state(["ok"], True, 5, invocation_cancelled=True)
+    assert (cancelled.status, cancelled.message) == ("cancelled", "1/1 jobs finished: 1 ok; invocation cancelled")
+    assert task_state([], False, 5, invocation_cancelled=True).status == "cancelled"  # cancelled in Galaxy's pages
+    assert task_state([], False, 5).status == "completed"  # a workflow of inputs only

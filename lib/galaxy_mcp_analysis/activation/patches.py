@@ -255,8 +255,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         id="mcp-tasks",
         target="fastmcp.FastMCP.add_extension",
-        summary=("MCP tasks (io.modelcontextprotocol/tasks) for clients that declare them: a long run_tool, rerun_job "
-                 "or pasted create_collection answers with a durable handle; tasks/get, tasks/update, tasks/cancel."),
+        summary=("MCP tasks (io.modelcontextprotocol/tasks) for clients that declare them: a long run_tool, rerun_job, "
+                 "pasted create_collection or invoke_workflow answers with a durable handle; tasks/get, /update, /cancel."),
         check=check_tasks,
         apply=apply_tasks,
     ),

@@ -38,6 +38,10 @@ def check_tasks() -> str | None:
         return "the SDK's runner no longer lets an extension's resultType through unsieved"
     if not callable(getattr(methods, "serialize_server_result", None)):
         return "mcp_types.methods.serialize_server_result is gone"
+    from galaxy.agents.operations import AgentOperationsManager
+
+    if not callable(getattr(AgentOperationsManager, "cancel_workflow_invocation", None)):
+        return "Galaxy's AgentOperationsManager.cancel_workflow_invocation is gone (tasks/cancel of an invocation)"
     return check_mcp_tools()
 
 

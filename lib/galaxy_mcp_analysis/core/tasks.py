@@ -23,10 +23,11 @@ from galaxy_mcp_analysis.core.waiting import (
 )
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-#: The tools whose call may answer with a task: each starts Galaxy jobs and names them in its result (the
-#: ``jobs`` effect of its row of the facts table). A call whose jobs have all ended by the answer gets no task.
+#: The tools whose call may answer with a task: each starts Galaxy jobs and names them (the ``jobs`` effect of
+#: its row of the facts table) or the workflow invocation that makes them (``created`` invocations) in its
+#: result. A call whose jobs have all ended (and invocation scheduled) by the answer gets no task.
 #: (Not upload_file_from_url: Galaxy runs uploads in Celery, where its job stop does not reach them.)
-TASK_TOOLS = frozenset({"run_tool", "rerun_job", "create_collection"})
+TASK_TOOLS = frozenset({"run_tool", "rerun_job", "create_collection", "invoke_workflow"})
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 #: Job states of a job taken out of the run (tasks/cancel, or the person in Galaxy's own pages).
@@ -72,17 +73,23 @@ def poll_interval_ms(job_states: list[str], age_seconds: float) -> int:
     return int(min(max(age_seconds / 10, low), high) * 1000)
 
 
-def task_state(job_states: list[str], cancel_requested: bool, age_seconds: float) -> TaskState:
-    """The task's status from its jobs' states: working while one has not ended (Galaxy's ended states, as
-    ``wait_for_jobs``); then cancelled if a job was removed after tasks/cancel, or every job was removed (in
-    Galaxy's pages too), else completed (a cancel that came too late: every job had ended its own way)."""
-    finished, total, message = progress_of(job_states, WAIT_ENDS)
-    if finished < total:
+def task_state(job_states: list[str], cancel_requested: bool, age_seconds: float, *, scheduling: bool = False,
+               invocation_cancelled: bool = False) -> TaskState:
+    """The task's status from its jobs' states (and its invocations'): working while one job has not ended
+    (Galaxy's ended states, as ``wait_for_jobs``) or Galaxy is still scheduling an invocation; then cancelled if
+    a job or invocation was taken out after tasks/cancel, or every job was removed (in Galaxy's pages too), else
+    completed (a cancel that came too late: every job had ended its own way)."""
+    finished, total, message = progress_of(job_states, WAIT_ENDS, scheduling=scheduling)
+    if finished < total or scheduling:
         if cancel_requested:
             message += "; cancelling"
         return TaskState("working", message, poll_interval_ms(job_states, age_seconds))
     removed = [state for state in job_states if state in REMOVED_JOB_STATES]
-    if (cancel_requested and removed) or len(removed) == len(job_states):
+    if invocation_cancelled:
+        message += "; invocation cancelled"
+    if cancel_requested and (removed or invocation_cancelled):
+        return TaskState("cancelled", message, None)
+    if (job_states and len(removed) == len(job_states)) or (invocation_cancelled and not job_states):
         return TaskState("cancelled", message, None)
     return TaskState("completed", message, None)
 

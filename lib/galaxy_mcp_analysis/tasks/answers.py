@@ -3,9 +3,9 @@
 For a call of a task-capable tool (``core.tasks.TASK_TOOLS``) from a client that declared
 ``io.modelcontextprotocol/tasks`` in the request (2026-07-28 only), with its credential in a header (the
 ``tasks/*`` requests have no ``api_key`` argument): the call runs exactly as for any client, and when its
-result names jobs that have not all ended, that result is kept with a new task and the client gets the task
-(``resultType: "task"``) instead. Any other call, an error, or a call whose jobs have all ended already: the
-answer goes out unchanged.
+result names jobs that have not all ended (or a workflow invocation still running), that result is kept with
+a new task and the client gets the task (``resultType: "task"``) instead. Any other call, an error, or a
+call whose jobs have all ended already: the answer goes out unchanged.
 
 Why a middleware and not the extension's ``intercept_tool_call``: FastMCP runs the interceptors inside the
 whole middleware chain, so a task answered there would pass through the masking of the admin's policy, the
@@ -23,7 +23,10 @@ from mcp_types import CallToolResult
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from galaxy_mcp_analysis.core.audit import effects
+from galaxy_mcp_analysis.core.audit import (
+    effects,
+    touched,
+)
 from galaxy_mcp_analysis.core.tasks import (
     TASK_TOOLS,
     TASKS_EXTENSION,
@@ -45,13 +48,14 @@ class TaskAnswers(Middleware):
         version = _task_protocol(context.fastmcp_context) if name in TASK_TOOLS else None
         if version is None or not _plain_result(result) or name not in self.facts:
             return result
-        arguments = dict(context.message.arguments or {})
-        job_ids = effects(self.facts[name], arguments, result.structured_content)["jobs"]
+        arguments, facts, made = dict(context.message.arguments or {}), self.facts[name], result.structured_content
+        job_ids = effects(facts, arguments, made)["jobs"]
+        invocation_ids = touched(facts, arguments, made).get("created", {}).get("invocation", [])
         credential = api_key_from_request()
-        if not job_ids or not credential:
+        if not (job_ids or invocation_ids) or not credential:
             return result
         kept = _wire_result(result, version)
-        task = await in_own_session(self.gx_app, self.service.open, credential, name, job_ids, kept)
+        task = await in_own_session(self.gx_app, self.service.open, credential, name, job_ids, invocation_ids, kept)
         return result if task is None else task
 
 

@@ -45,21 +45,20 @@ class TaskService:
         self.store = store
         self.lifetime = lifetime_seconds
 
-    def open(self, credential: str, tool: str, job_ids: list[str], result: dict[str, Any]) -> dict[str, Any] | None:
-        """The answer handing out a new task for the jobs a call started, or None when the call's own answer
-        should go out as it is (every job has already ended, or one cannot be read)."""
+    def open(self, credential: str, tool: str, job_ids: list[str], invocation_ids: list[str],
+             result: dict[str, Any]) -> dict[str, Any] | None:
+        """The answer handing out a new task for the jobs (and invocations) a call started, or None when the
+        call's own answer should go out as it is (all has already ended, or a job cannot be read)."""
         user = self._user(credential)
         if user is None:
             return None
-        ops = operations_for_user(self.gx_app, user)
-        states = ops.task_job_states(job_ids)
-        if len(states) < len(set(job_ids)):
-            return None
-        state = task_state([states[job][0] for job in job_ids], False, 0.0)
+        now = time.time()
+        pending = StoredTask(tool, job_ids, invocation_ids, result, now, now + self.lifetime, None)
+        state, _times = self._state(user, pending)
         if state.status != "working":
-            return None  # a quick call: no handle to poll for what is already there
+            return None  # a quick call: no handle to poll for what is already there (or a job Galaxy lacks)
         task_id = new_task_id()
-        stored = self.store.add(storage_key(task_id), user.id, tool, job_ids, result, self.lifetime)
+        stored = self.store.add(storage_key(task_id), user.id, tool, job_ids, invocation_ids, result, self.lifetime)
         return created_answer(task_id, state, TaskTimes(stored.created_at, stored.created_at, stored.expires_at))
 
     def get(self, credential: str | None, task_id: str) -> dict[str, Any]:
@@ -73,7 +72,10 @@ class TaskService:
         state, _times = self._state(user, stored)
         if state.status not in TERMINAL_STATUSES:
             self.store.mark_cancelled(storage_key(task_id), user.id)
-            operations_for_user(self.gx_app, user).cancel_task_jobs(stored.job_ids)
+            ops = operations_for_user(self.gx_app, user)
+            ops.cancel_task_invocations(stored.invocation_ids)
+            invocation_jobs, _scheduling, _cancelled = ops.task_invocations(stored.invocation_ids)
+            ops.cancel_task_jobs(_union(stored.job_ids, invocation_jobs))
             self.gx_app.model.session.commit()
         return {}
 
@@ -99,11 +101,20 @@ class TaskService:
         return user, stored
 
     def _state(self, user, stored: StoredTask) -> tuple[TaskState, TaskTimes]:
-        states = operations_for_user(self.gx_app, user).task_job_states(stored.job_ids)
+        ops = operations_for_user(self.gx_app, user)
+        invocation_jobs, scheduling, invocation_cancelled = ops.task_invocations(stored.invocation_ids)
+        job_ids = _union(stored.job_ids, invocation_jobs)
+        states = ops.task_job_states(job_ids)
         changed = [changed for _state, changed in states.values()] + [stored.cancelled_at or 0.0]
         times = TaskTimes(stored.created_at, max(changed), stored.expires_at)
-        missing = [job for job in stored.job_ids if job not in states]
+        missing = [job for job in job_ids if job not in states]
         if missing:
             return failed_state(f"Galaxy no longer has job(s) {', '.join(missing)} of this task."), times
-        job_states = [states[job][0] for job in stored.job_ids]
-        return task_state(job_states, stored.cancelled_at is not None, time.time() - stored.created_at), times
+        job_states = [states[job][0] for job in job_ids]
+        age = time.time() - stored.created_at
+        return task_state(job_states, stored.cancelled_at is not None, age, scheduling=scheduling,
+                          invocation_cancelled=invocation_cancelled), times
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    return first + [item for item in second if item not in first]
