@@ -141,7 +141,7 @@ def test_another_users_handle_is_not_found(galaxy, tasks_client, mcp, api_key, o
     created = tasks_client.call_for_task("run_tool", map_over(history_id, pasted_list(mcp, api_key, history_id, 1)))
     assert isinstance(created, CreatedTask), created
     with McpClient(galaxy.mcp_url, headers={"x-api-key": other_user_key}, modern=True, tasks=True) as other:
-        for ask in (other.get_task, other.cancel_task):
+        for ask in (other.get_task, other.cancel_task, other.update_task):
             with pytest.raises(MCPError) as refused:
                 ask(created.task_id)
             assert refused.value.error.code == -32602 and "Task not found" in refused.value.error.message
@@ -149,6 +149,9 @@ def test_another_users_handle_is_not_found(galaxy, tasks_client, mcp, api_key, o
             other.get_task("x" * 43)
         assert unknown.value.error.message == refused.value.error.message  # no telling whose it is
     assert tasks_client.get_task(created.task_id).status in ("working", "completed")  # its owner's still
+    # No task of this server asks for input: an answer to a request never made is acknowledged and ignored.
+    assert not tasks_client.update_task(created.task_id, {"never-asked": {"action": "accept"}}).model_dump(
+        exclude={"meta"}, exclude_none=True)
     poll_until_ended(tasks_client, created.task_id)
 
 

@@ -131,6 +131,13 @@ class McpClient:
 
         return self._run(self._session.send_request(CancelTaskRequest(params=TaskParams(task_id=task_id)), Result))
 
+    def update_task(self, task_id: str, input_responses: dict[str, Any] | None = None):
+        from galaxy_mcp_analysis.tasks.wire import UpdateTaskParams, UpdateTaskRequest
+        from mcp_types import Result
+
+        params = UpdateTaskParams(task_id=task_id, input_responses=input_responses or {})
+        return self._run(self._session.send_request(UpdateTaskRequest(params=params), Result))
+
     def close(self) -> None:
         if not self._owner.done():
             self._loop.call_soon_threadsafe(self._closing.set)
