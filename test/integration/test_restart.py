@@ -6,7 +6,8 @@ dataset and two-revision page, plus an upload that cannot finish: its URL
 trickles bytes forever. A wait_for_jobs call is sleeping on that upload when the
 server gets SIGTERM. The wait must end with a clear MCP error within a bounded
 time; after a restart on the same data dir and port, everything reads back
-through MCP with the same keys.
+through MCP with the same keys. Issue 52: an MCP task made before the stop is polled to completed after
+the restart, and a task cancelled while its job (the engine tests' sleep tool, served here) runs stopped it.
 """
 
 import http.server
@@ -23,7 +24,9 @@ from galaxy_mcp_analysis.testing import (
     error_text,
     LaunchedGalaxy,
     McpClient,
+    rest,
 )
+from job_engines_galaxy import ENGINE_TOOLS
 
 #: How long the waiting client may take to see its call end once the server has stopped (else: a hang).
 WAIT_END_BOUND_SECONDS = 30
@@ -120,7 +123,7 @@ def restarted(tmp_path_factory, new_database_url, trickle_url):
     data_dir = tmp_path_factory.mktemp("restart") / "data"
     database_url = new_database_url()
     before, after = {}, {}
-    first = LaunchedGalaxy(data_dir, database_url=database_url)
+    first = LaunchedGalaxy(data_dir, database_url=database_url, tool_confs=[ENGINE_TOOLS])
     try:
         first.start()
         user_key = create_user(first.galaxy_url, first.admin_api_key, "restartuser")
@@ -136,10 +139,11 @@ def restarted(tmp_path_factory, new_database_url, trickle_url):
             client.call_ok("update_page", page_id=page["page_id"], content=PAGE_V2, api_key=user_key)
             before["revisions"] = client.call_ok("list_page_revisions", page_id=page["page_id"],
                                                  api_key=user_key)["revisions"]
+        before["tasks"] = tasks_before_the_stop(first, user_key, history["id"])
         before.update(stop_mid_wait(first, user_key, history["id"], trickle_url, signal.SIGTERM))
         print(f"\nrestart figures: { {k: v for k, v in before.items() if k != 'log'} }")
 
-        second = LaunchedGalaxy(data_dir, port=first.port, database_url=database_url)
+        second = LaunchedGalaxy(data_dir, port=first.port, database_url=database_url, tool_confs=[ENGINE_TOOLS])
         with second:
             after["same_port"] = second.port == first.port and second.galaxy_url == first.galaxy_url
             after["demo_key_kept"] = second.api_key == first.api_key
@@ -156,12 +160,59 @@ def restarted(tmp_path_factory, new_database_url, trickle_url):
                                                          revision_id=after["revisions"][0]["id"], api_key=user_key)
                 after["stalled_wait"] = client.call_ok("wait_for_jobs", job_ids=[before["stalled_job"]],
                                                        timeout_seconds=0, api_key=user_key)
+            with McpClient(second.mcp_url, headers={"x-api-key": user_key}, modern=True, tasks=True) as client:
+                after["tasks"] = {name: client.get_task(before["tasks"][name].task_id)
+                                  for name in ("mapped", "sleeping")}
             # The restarted server is stopped the way make serve's users stop it: Ctrl-C.
             interrupted = stop_mid_wait(second, user_key, history["id"], trickle_url, signal.SIGINT)
             print(f"\nCtrl-C figures: { {k: v for k, v in interrupted.items() if k != 'log'} }")
     finally:
         first.stop()
     return {"before": before, "after": after, "SIGTERM": before, "SIGINT": interrupted}
+
+
+#: How long the task's sleep job would run if tasks/cancel did not stop it (an unusual number: its process is found by it).
+SLEEP_SECONDS = 287
+
+
+def tasks_before_the_stop(server: LaunchedGalaxy, user_key: str, history_id: str) -> dict:
+    """A map-over of 4 jobs as a task, polled once, its jobs then waited for (so the stop interrupts none);
+    a sleep job's task cancelled while the job runs, polled until it ended."""
+    seen: dict = {}
+    began = time.monotonic()
+    pasted = [{"name": f"s{n}", "src": "pasted", "content": f"s{n}\t{n}\n", "file_type": "tabular"} for n in range(4)]
+    with (McpClient(server.mcp_url) as plain,
+          McpClient(server.mcp_url, headers={"x-api-key": user_key}, modern=True, tasks=True) as client):
+        listed = plain.call_ok("create_collection", history_id=history_id, collection_type="list",
+                               element_identifiers=pasted, api_key=user_key)["collection_id"]
+        seen["mapped"] = client.call_for_task("run_tool", {
+            "history_id": history_id, "tool_id": "cat1",
+            "inputs": {"input1": {"batch": True, "values": [{"src": "hdca", "id": listed}]}}})
+        seen["mapped_first_poll"] = client.get_task(seen["mapped"].task_id)
+        plain.call_ok("wait_for_jobs", history_id=history_id, timeout_seconds=120, api_key=user_key)
+        seen["sleeping"] = client.call_for_task("run_tool", {"history_id": history_id, "tool_id": "engine_test_sleep",
+                                                             "inputs": {"seconds": SLEEP_SECONDS}})
+        [job] = rest(server.galaxy_url, f"/api/jobs?history_id={history_id}&tool_id=engine_test_sleep", user_key)
+        deadline = time.monotonic() + 60
+        while rest(server.galaxy_url, f"/api/jobs/{job['id']}", user_key)["state"] != "running":
+            assert time.monotonic() < deadline, "the sleep job never started"
+            time.sleep(0.3)
+        seen["sleep_was_running"] = _sleep_processes()
+        client.cancel_task(seen["sleeping"].task_id)
+        polls = [client.get_task(seen["sleeping"].task_id)]
+        while polls[-1].status == "working" and time.monotonic() < deadline + 60:
+            time.sleep(polls[-1].poll_interval_ms / 1000)
+            polls.append(client.get_task(seen["sleeping"].task_id))
+        seen["sleeping_polls"] = [(poll.status, poll.status_message) for poll in polls]
+        seen["sleep_job"] = rest(server.galaxy_url, f"/api/jobs/{job['id']}", user_key)["state"]
+        seen["sleep_left"] = _sleep_processes()
+    seen["seconds"] = round(time.monotonic() - began, 1)
+    return seen
+
+
+def _sleep_processes() -> list[int]:
+    return [process.pid for process in psutil.process_iter(["cmdline"])
+            if process.info["cmdline"] == ["sleep", str(SLEEP_SECONDS)]]
 
 
 def _group_members_until_gone(group: int, timeout: float) -> tuple[list[str], float | None]:
@@ -255,3 +306,21 @@ def test_ctrl_c_after_a_finished_upload_stops_the_server(tmp_path, new_database_
         server.stop()
     assert exit_code == 0, server.log_text()[-3000:]
     assert gone_after is not None, lingering
+
+
+def test_a_task_is_polled_to_completed_across_a_restart(restarted):
+    """Issue 52: the handle is the user's row in Galaxy's database and the status is read off Galaxy's jobs, so a
+    task made before a restart completes after it, with the call's own result."""
+    before, after = restarted["before"]["tasks"], restarted["after"]["tasks"]
+    assert before["mapped"].status == "working" and before["mapped_first_poll"].status in ("working", "completed")
+    completed = after["mapped"]
+    assert completed.status == "completed" and completed.status_message == "4/4 jobs finished: 4 ok", completed
+    assert len(completed.result["structuredContent"]["jobs"]) == 4 and completed.result["isError"] is False
+
+
+def test_tasks_cancel_stops_a_running_job(restarted):
+    before, after = restarted["before"]["tasks"], restarted["after"]["tasks"]
+    assert len(before["sleep_was_running"]) == 1, before["sleep_was_running"]
+    assert before["sleeping_polls"][-1][0] == "cancelled", before["sleeping_polls"]
+    assert before["sleep_job"] == "deleted" and before["sleep_left"] == []
+    assert after["sleeping"].status == "cancelled"

@@ -5,8 +5,8 @@ names what moved if the shape is not the one verified on Galaxy 26.1.2. The gene
 checking and applying is ``activation.registry``. Here: the table, and the patches of the
 operations manager, the tools and the page validator; the others live by subject:
 ``built_server`` (the shared hook, the request session), ``transport`` (JSON bodies, routes),
-``error_reporting`` (coded errors, logging), ``access`` (header keys, policy, audit) and
-``request_models`` (the preflight's request model, built once per tool).
+``error_reporting`` (coded errors, logging), ``access`` (header keys, policy, audit),
+``request_models`` (the preflight's request model, built once per tool) and ``tasks`` (MCP tasks).
 """
 
 import functools
@@ -46,6 +46,10 @@ from galaxy_mcp_analysis.activation.registry import Patch
 from galaxy_mcp_analysis.activation.request_models import (
     apply_request_model,
     check_request_model,
+)
+from galaxy_mcp_analysis.activation.tasks import (
+    apply_tasks,
+    check_tasks,
 )
 from galaxy_mcp_analysis.activation.transport import (
     apply_json_responses,
@@ -256,5 +260,13 @@ PATCHES: tuple[Patch, ...] = (
                  "upload store and hand it to Galaxy's fetch as the token's user."),
         check=check_upload_route,
         apply=apply_upload_route,
+    ),
+    Patch(
+        id="mcp-tasks",
+        target="fastmcp.FastMCP.add_extension",
+        summary=("MCP tasks (io.modelcontextprotocol/tasks) for clients that declare them: a long run_tool, rerun_job, "
+                 "pasted create_collection or invoke_workflow answers with a durable handle; tasks/get, /update, /cancel."),
+        check=check_tasks,
+        apply=apply_tasks,
     ),
 )

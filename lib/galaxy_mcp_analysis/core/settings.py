@@ -44,6 +44,8 @@ class Settings:
     max_upload_bytes: int = 50 * 1024 * MIB
     #: How long an upload URL stays valid, in seconds (10 s to 24 h).
     upload_url_seconds: int = field(default=900, metadata={"bounds": (10, DAY)})
+    #: How long an MCP task (a long call's handle, issue 52) can be polled, from its creation: 1 min to 90 days.
+    task_seconds: int = field(default=7 * DAY, metadata={"bounds": (60, 90 * DAY)})
     #: Start even on a Galaxy release or shape the self-checks did not verify (skips failing patches).
     allow_unverified: bool = False
     #: The admin's policy file (rules, limits, masks, tool sets); unset: galaxy.yml's option, else no policy.

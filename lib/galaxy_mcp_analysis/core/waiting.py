@@ -18,6 +18,9 @@ from typing import Any
 
 from galaxy_mcp_analysis.core.errors import InvalidInput
 
+#: States a wait ends on: Galaxy's Job.is_terminal states, plus "failed" (a job Galaxy could not start).
+WAIT_ENDS = frozenset({"ok", "error", "deleted", "skipped", "paused", "stopped", "failed"})
+
 FIRST_INTERVAL_SECONDS = 0.25
 #: The interval grows with the time waited, as this share of it: a job seen at most 5 % after it
 #: ended. A fixed fast phase then doubling (0.25 s for 2 s, then 0.5, 1, 2 s) overshot a 6 s Slurm job

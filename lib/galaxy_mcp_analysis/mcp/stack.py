@@ -18,12 +18,14 @@ from galaxy_mcp_analysis.mcp.policy import PolicyRules
 from galaxy_mcp_analysis.mcp.result_text import ShapedText
 from galaxy_mcp_analysis.mcp.session import RequestScopedSession
 from galaxy_mcp_analysis.oauth.scopes import TokenScopes
+from galaxy_mcp_analysis.tasks.answers import TaskAnswers
 
 #: Where middleware the patch set did not add stays (whatever Galaxy's server was built with).
 GALAXYS_OWN = "galaxy's own"
 
 #: Outermost first; why each sits where it does.
 MIDDLEWARE_STACK: tuple = (
+    TaskAnswers,  # a 2026-07-28 client's long call answered as a task, from the result as every layer made it
     AuditTrail,  # sees each call as sent and how it ended, inner layers' refusals (no key, policy) too
     GALAXYS_OWN,
     ShapedText,  # a stock result's text block; errors pass through it unshaped

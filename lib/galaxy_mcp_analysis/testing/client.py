@@ -21,19 +21,22 @@ class McpClient:
 
     def __init__(
         self, url: str, headers: dict[str, str] | None = None, request_log: list | None = None, modern: bool = False,
-        answer: Callable[[str, dict], dict | None] | None = None,
+        answer: Callable[[str, dict], dict | None] | None = None, tasks: bool = False,
     ):
         """``request_log``, when given, receives every HTTP request this client sends, as (method, url).
         ``modern``: open the session with ``server/discover`` (protocol 2026-07-28, a per-request
         envelope, no handshake) instead of the ``initialize`` handshake.
         ``answer``: the client declares elicitation, and this answers each question (message, schema) with
-        ``{"action": ..., "content": ...}`` (None: cancel); every question asked is kept in ``questions``."""
+        ``{"action": ..., "content": ...}`` (None: cancel); every question asked is kept in ``questions``.
+        ``tasks``: declare the tasks extension (``io.modelcontextprotocol/tasks``) in every request, as a
+        client that handles ``resultType: "task"`` does (``call_for_task``, ``get_task``, ``cancel_task``)."""
         self.url = url
         self.answer = answer
         self.questions: list[str] = []
         self.headers = headers
         self.request_log = request_log
         self.modern = modern
+        self.tasks = tasks
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-client", daemon=True)
         self._thread.start()
@@ -60,8 +63,9 @@ class McpClient:
                 )
                 streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
                 elicit = self._elicit if self.answer is not None else None
-                session = await stack.enter_async_context(ClientSession(streams[0], streams[1],
-                                                                        elicitation_callback=elicit))
+                session = await stack.enter_async_context(ClientSession(
+                    streams[0], streams[1], elicitation_callback=elicit, **(task_extension() if self.tasks else {})
+                ))
                 self.opened_with = await (session.discover() if self.modern else session.initialize())
                 opened.set_result(session)
                 await self._closing.wait()
@@ -149,6 +153,29 @@ class McpClient:
             raise AssertionError(f"{tool} succeeded but an error was expected: {result.structured_content}")
         return error_text(result)
 
+    def call_for_task(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float = 300):
+        """One tools/call that may be answered with a task: a ``tasks.wire.CreatedTask`` or the CallToolResult."""
+        return self._run(self._session.call_tool(tool, arguments or {}, allow_claimed=True), timeout)
+
+    def get_task(self, task_id: str):
+        """``tasks/get``: a ``tasks.wire.DetailedTask``."""
+        from galaxy_mcp_analysis.tasks.wire import DetailedTask, GetTaskRequest, TaskParams
+
+        return self._run(self._session.send_request(GetTaskRequest(params=TaskParams(task_id=task_id)), DetailedTask))
+
+    def cancel_task(self, task_id: str):
+        from galaxy_mcp_analysis.tasks.wire import CancelTaskRequest, TaskParams
+        from mcp_types import Result
+
+        return self._run(self._session.send_request(CancelTaskRequest(params=TaskParams(task_id=task_id)), Result))
+
+    def update_task(self, task_id: str, input_responses: dict[str, Any] | None = None):
+        from galaxy_mcp_analysis.tasks.wire import UpdateTaskParams, UpdateTaskRequest
+        from mcp_types import Result
+
+        params = UpdateTaskParams(task_id=task_id, input_responses=input_responses or {})
+        return self._run(self._session.send_request(UpdateTaskRequest(params=params), Result))
+
     def close(self) -> None:
         if not self._owner.done():
             self._loop.call_soon_threadsafe(self._closing.set)
@@ -164,6 +191,37 @@ class McpClient:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def task_extension() -> dict[str, Any]:
+    """The official client's arguments declaring the tasks extension and its one claimed result shape."""
+    from mcp.client.extension import ResultClaim
+
+    from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
+    from galaxy_mcp_analysis.tasks.wire import CreatedTask
+
+    claim = ResultClaim(result_type="task", model=CreatedTask, resolve=finished_task_result)
+    return {"extensions": {TASKS_EXTENSION: {}}, "result_claims": {TASKS_EXTENSION: [claim]}}
+
+
+async def finished_task_result(created, context):
+    """The claim's resolver (what ``mcp.client.Client`` does with a task): poll ``tasks/get`` at the interval
+    the server suggests until the task ends; its result, or its error as a tool error."""
+    from mcp_types import CallToolResult, TextContent
+
+    from galaxy_mcp_analysis.tasks.wire import DetailedTask, GetTaskRequest, TaskParams
+
+    interval = (created.poll_interval_ms or 1000) / 1000
+    while True:
+        await asyncio.sleep(interval)
+        task = await context.session.send_request(GetTaskRequest(params=TaskParams(task_id=created.task_id)),
+                                                  DetailedTask)
+        if task.status == "completed":
+            return CallToolResult.model_validate(task.result, by_name=False)
+        if task.status in ("failed", "cancelled"):
+            text = task.status_message or task.status
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        interval = (task.poll_interval_ms or 1000) / 1000
 
 
 #: Every tool error text any McpClient of this process received, as (tool, text, arguments): the

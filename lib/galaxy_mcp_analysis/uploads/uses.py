@@ -15,11 +15,12 @@ from sqlalchemy import (
     delete,
     exc,
     Float,
-    inspect,
     MetaData,
     String,
     Table,
 )
+
+from galaxy_mcp_analysis.mcp.own_tables import create_missing_tables
 
 METADATA = MetaData()
 
@@ -36,12 +37,7 @@ class UploadUses:
         self.engine = engine
 
     def create_table(self) -> None:
-        """Create the table if missing; two workers starting at once may race: the loser finds it made."""
-        try:
-            METADATA.create_all(self.engine, checkfirst=True)
-        except exc.DatabaseError:
-            if not inspect(self.engine).has_table(USES.name):
-                raise
+        create_missing_tables(METADATA, self.engine)
 
     def use(self, nonce: str, expires_at: float) -> bool:
         """Record the URL's one use; False when it was used already (here or on another worker)."""

@@ -6,6 +6,7 @@ import types
 
 import pytest
 from fastmcp import FastMCP
+from sqlalchemy import create_engine
 
 from galaxy_mcp_analysis.activation import built_server
 from galaxy_mcp_analysis.activation.patches import PATCHES
@@ -26,13 +27,14 @@ def customizers(monkeypatch, tmp_path):
     settings = Settings(audit_log=str(tmp_path / "audit.jsonl"), policy_file=str(tmp_path / "policy.yml"))
     for patch in PATCHES:
         if patch.id in ("mcp-tools", "mcp-request-session", "mcp-coded-errors", "mcp-header-auth", "mcp-policy",
-                        "mcp-audit"):
+                        "mcp-audit", "mcp-tasks"):
             patch.apply(settings)
     return list(built_server._SERVER_CUSTOMIZERS)
 
 
 def built(customizers, tmp_path):
-    gx_app = types.SimpleNamespace(config=types.SimpleNamespace(config_dict={}, data_dir=str(tmp_path)), model=None)
+    model = types.SimpleNamespace(engine=create_engine(f"sqlite:///{tmp_path / 'tasks.sqlite'}"))  # the tasks' table
+    gx_app = types.SimpleNamespace(config=types.SimpleNamespace(config_dict={}, data_dir=str(tmp_path)), model=model)
     server = FastMCP("Galaxy")  # as Galaxy's get_mcp_app makes it: FastMCP's own middleware already in place
     for customize in customizers:
         customize(server, gx_app)
@@ -43,7 +45,7 @@ def test_the_patches_build_the_declared_stack_in_patch_order_and_in_reverse(cust
     from galaxy_mcp_analysis.oauth.scopes import TokenScopes
 
     without_oauth = [entry for entry in MIDDLEWARE_STACK if entry is not TokenScopes]  # placed by the sign-in, below
-    assert len(customizers) == 6
+    assert len(customizers) == 7
     in_order, reversed_ = built(customizers, tmp_path), built(customizers[::-1], tmp_path)
     assert declared_order(in_order) == without_oauth
     assert [type(m) for m in reversed_.middleware] == [type(m) for m in in_order.middleware]
@@ -61,8 +63,9 @@ def test_galaxys_own_middleware_stays_inside_the_audit_trail_and_outside_ours(cu
     server = built(customizers, tmp_path)
     own = [m for m in server.middleware if type(m) not in MIDDLEWARE_STACK]
     assert own, "FastMCP builds Galaxy's server with middleware of its own (schema dereferencing)"
-    assert server.middleware.index(own[0]) == 1
-    assert MIDDLEWARE_STACK.index(GALAXYS_OWN) == 1
+    # Outside it only the tasks' answer (which sees the finished result) and the audit trail.
+    assert server.middleware.index(own[0]) == 2
+    assert MIDDLEWARE_STACK.index(GALAXYS_OWN) == 2
 
 
 def test_a_middleware_without_a_declared_place_is_refused():

@@ -33,6 +33,7 @@ from galaxy_mcp_analysis.core.waiting import (
     poll_until,
     progress_of,
     RECENT_SECONDS,
+    WAIT_ENDS,
     wait_budget,
 )
 from galaxy_mcp_analysis.operations.jobs.failures import (
@@ -45,8 +46,6 @@ from galaxy_mcp_analysis.operations.jobs.reruns import (
     hidden_outputs,
 )
 
-#: States a wait ends on: Galaxy's Job.is_terminal states, plus "failed" (a job Galaxy could not start).
-WAIT_ENDS = frozenset({"ok", "error", "deleted", "skipped", "paused", "stopped", "failed"})
 STILL_RUNNING = sorted(state.value for state in JobState if state.value not in WAIT_ENDS)
 #: Jobs one wait tracks (Galaxy's own page size for job listings).
 MAX_WAITED_JOBS = 500

@@ -1,0 +1,97 @@
+"""The FastMCP server extension ``io.modelcontextprotocol/tasks``: its capability and its three methods.
+
+Registered on Galaxy's built server (``activation/tasks.py``), it advertises the extension (``server/discover``
+on 2026-07-28; the SDK leaves it out of a handshake's capabilities) and serves ``tasks/get``, ``tasks/update``
+and ``tasks/cancel`` on 2026-07-28 only. Each checks what the extension requires of a request (the client
+declared the extension in it; the ``Mcp-Name`` header, when sent, is the ``taskId``), then runs
+``service.TaskService`` in a worker thread with a database session of its own. A sign-in's token needs
+``galaxy:write`` for ``tasks/cancel`` (as for ``cancel_job``). The ``tools/call`` answer in
+task form is ``answers.TaskAnswers`` (a middleware, outermost: see there why not this extension's interceptor).
+"""
+
+from fastmcp.server.dependencies import get_http_request
+from fastmcp.server.extensions import (
+    MethodBinding,
+    read_client_extension_settings,
+    ServerExtension,
+)
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import (
+    decode_header_value,
+    MCP_NAME_HEADER,
+)
+from mcp_types.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from galaxy_mcp_analysis.core import oauth as scope_rules
+from galaxy_mcp_analysis.core.errors import AnalysisError
+from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
+from galaxy_mcp_analysis.mcp.api_key import api_key_from_request
+from galaxy_mcp_analysis.mcp.session import in_own_session
+from galaxy_mcp_analysis.oauth.caller import current_caller
+from galaxy_mcp_analysis.tasks.service import (
+    TaskNotFound,
+    TaskService,
+)
+from galaxy_mcp_analysis.tasks.wire import (
+    TaskParams,
+    UpdateTaskParams,
+)
+
+_VERSIONS = frozenset(MODERN_PROTOCOL_VERSIONS)
+
+
+class GalaxyTasks(ServerExtension):
+    identifier = TASKS_EXTENSION
+
+    def __init__(self, gx_app, service: TaskService):
+        self.gx_app = gx_app
+        self.service = service
+
+    def methods(self):
+        return [
+            MethodBinding("tasks/get", TaskParams, self._get, _VERSIONS),
+            MethodBinding("tasks/update", UpdateTaskParams, self._update, _VERSIONS),
+            MethodBinding("tasks/cancel", TaskParams, self._cancel, _VERSIONS),
+        ]
+
+    async def _get(self, ctx, params: TaskParams):
+        return await self._answer(ctx, params, self.service.get)
+
+    async def _update(self, ctx, params: UpdateTaskParams):
+        return await self._answer(ctx, params, self.service.update)
+
+    async def _cancel(self, ctx, params: TaskParams):
+        caller = current_caller()  # a sign-in's token: stopping jobs is a write, as cancel_job is
+        if caller is not None and not scope_rules.allows(caller.scopes, read_only=False):
+            raise MCPError(code=INVALID_PARAMS, message=f"[FORBIDDEN] tasks/cancel needs the scope "
+                           f"{scope_rules.needed_scope(False)}; this sign-in granted {' '.join(caller.scopes)}.")
+        return await self._answer(ctx, params, self.service.cancel)
+
+    async def _answer(self, ctx, params: TaskParams, action):
+        if read_client_extension_settings(ctx, TASKS_EXTENSION) is None:
+            raise MCPError(
+                code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message=f"Missing required client capability: declare the extension {TASKS_EXTENSION} in the request.",
+                data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+            )
+        _check_name_header(params.task_id)
+        try:
+            credential = api_key_from_request()
+            return await in_own_session(self.gx_app, action, credential, params.task_id)
+        except (TaskNotFound, AnalysisError) as refusal:
+            raise MCPError(code=INVALID_PARAMS, message=str(refusal)) from None
+
+
+def _check_name_header(task_id: str) -> None:
+    """A routing header that names another task than the body is refused (SEP-2243, as SEP-2663 extends it)."""
+    try:
+        header = get_http_request().headers.get(MCP_NAME_HEADER)
+    except RuntimeError:  # not over HTTP
+        return
+    if header is not None and decode_header_value(header) != task_id:
+        raise MCPError(code=HEADER_MISMATCH, message=f"The {MCP_NAME_HEADER} header does not match params.taskId.")
