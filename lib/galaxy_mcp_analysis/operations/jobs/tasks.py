@@ -17,6 +17,8 @@ from galaxy_mcp_analysis.core.waiting import WAIT_ENDS
 
 #: Invocation states of a cancelled workflow run.
 CANCELLED_INVOCATION_STATES = ("cancelling", "cancelled")
+#: Every step scheduled; Galaxy still cancels it (its steps' unfinished jobs), unlike a failed or cancelled one.
+SCHEDULED_INVOCATION_STATE = "scheduled"
 
 
 class TaskJobs:
@@ -60,10 +62,12 @@ class TaskJobs:
         return jobs, scheduling, cancelled
 
     def cancel_task_invocations(self, invocation_ids: list[str]) -> None:
-        """Galaxy's cancel of each invocation it still schedules (InvocationsService.cancel); their jobs so far
-        are stopped with the task's (``cancel_task_jobs``), the later ones Galaxy's scheduler never makes."""
+        """Galaxy's cancel of each invocation still scheduling or whose steps are all scheduled (its jobs may
+        still wait: Galaxy's cancel takes those too); their jobs so far are stopped with the task's
+        (``cancel_task_jobs``), the later ones Galaxy's scheduler never makes."""
         for invocation_id in invocation_ids:
-            if self.lookup.invocation(invocation_id).active:
+            invocation = self.lookup.invocation(invocation_id)
+            if invocation.active or invocation.state == SCHEDULED_INVOCATION_STATE:
                 self.cancel_workflow_invocation(invocation_id)
 
 
