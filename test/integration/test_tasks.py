@@ -109,6 +109,33 @@ def test_tasks_cancel_stops_the_jobs_behind_the_task(galaxy, tasks_client, mcp, 
     assert tasks_client.get_task(created.task_id).status == "cancelled"
 
 
+def test_the_policy_for_cancel_job_holds_for_tasks_cancel(galaxy, tasks_client, mcp, api_key, history_id, held_files,
+                                                          policy):
+    """tasks/cancel does cancel_job's work: a rule denying cancel_job refuses it, and one asking consent for it
+    too (tasks/cancel cannot ask); the job then runs to ok, the task completes."""
+    email = rest(galaxy.galaxy_url, "/api/users/current", api_key)["email"]
+    _job, dataset_id, released = held_upload(galaxy, mcp, api_key, history_id, held_files, "held-under-a-rule.tsv")
+    refusals = {}
+    try:
+        created = tasks_client.call_for_task("run_tool", {"history_id": history_id, "tool_id": "cat1",
+                                                          "inputs": {"input1": {"src": "hda", "id": dataset_id}}})
+        assert isinstance(created, CreatedTask) and created.status == "working", created
+        for key in ("deny_mcp_tools", "confirm_mcp_tools"):
+            policy(f"rules:\n  - name: no-{key}\n    who: {{users: [\"{email}\"]}}\n    {key}: [cancel_job]\n")
+            with pytest.raises(Exception) as refused:
+                tasks_client.cancel_task(created.task_id)
+            refusals[key] = str(refused.value)
+            assert tasks_client.get_task(created.task_id).status == "working"
+        policy("rules: []\n")
+    finally:
+        released.set()
+    assert refusals["deny_mcp_tools"].startswith("[FORBIDDEN] rule no-deny_mcp_tools: cancel_job is denied"), refusals
+    assert "tasks/cancel cannot ask the person" in refusals["confirm_mcp_tools"], refusals
+    assert "Call cancel_job for each job instead" in refusals["confirm_mcp_tools"], refusals
+    ended = poll_until_ended(tasks_client, created.task_id)[-1]
+    assert ended.status == "completed" and ended.status_message == "1/1 jobs finished: 1 ok", ended
+
+
 def test_a_workflow_invocation_runs_as_a_task_and_tasks_cancel_cancels_one(galaxy, tasks_client, mcp, api_key,
                                                                            history_id, held_files):
     workflow_id = upload_workflow(galaxy, api_key, SORT_WORKFLOW)

@@ -2,7 +2,8 @@
 
 On the built server: the tasks' table is created in Galaxy's database if missing (``tasks.store``), the
 extension is registered (``tasks.extension``: capability, ``tasks/get``, ``tasks/update``, ``tasks/cancel``)
-and ``TaskAnswers`` is placed outermost (``tasks.answers``). A client that does not declare the extension
+and ``TaskAnswers`` is placed outermost (``tasks.answers``). ``tasks/cancel`` keeps the admin's rules for
+``cancel_job`` (``mcp.policy.refusal_outside_calls``). A client that does not declare the extension
 in a request sees nothing of it.
 """
 
@@ -47,6 +48,11 @@ def check_tasks() -> str | None:
 
 def apply_tasks(settings: Settings) -> None:
     from galaxy_mcp_analysis import tools
+    from galaxy_mcp_analysis.mcp.policy import refusal_outside_calls
+    from galaxy_mcp_analysis.mcp.policy_file import (
+        policy_path,
+        PolicySource,
+    )
     from galaxy_mcp_analysis.mcp.stack import place
     from galaxy_mcp_analysis.tasks.answers import TaskAnswers
     from galaxy_mcp_analysis.tasks.extension import GalaxyTasks
@@ -56,7 +62,10 @@ def apply_tasks(settings: Settings) -> None:
     def add_tasks(mcp, gx_app):
         store = TaskStore(gx_app.model.engine)
         store.create_table()
-        service = TaskService(gx_app, store, settings.task_seconds)
+        source = PolicySource(policy_path(settings, gx_app), tools.TOOL_FACTS)  # checked by the mcp-policy patch
+        cancel_job = tools.TOOL_FACTS["cancel_job"]
+        service = TaskService(gx_app, store, settings.task_seconds, lambda credential: refusal_outside_calls(
+            gx_app, source, cancel_job, credential, "tasks/cancel"))
         mcp.add_extension(GalaxyTasks(gx_app, service))
         place(mcp, TaskAnswers(gx_app, service, tools.TOOL_FACTS))
 

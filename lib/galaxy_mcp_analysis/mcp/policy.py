@@ -14,6 +14,7 @@ import anyio
 from fastmcp.exceptions import NotFoundError
 from fastmcp.server.middleware import Middleware
 
+from galaxy_mcp_analysis.core.consent import cannot_ask
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
@@ -59,6 +60,28 @@ def refused(refusal: Refusal) -> AnalysisError:
         f"rule {refusal.rule}: {refusal.reason}",
         "This server's policy refuses the call; nothing was done. Do without it or ask the Galaxy admin.",
     )
+
+
+def refusal_outside_calls(gx_app, source: PolicySource, facts: ToolFacts, credential: str | None,
+                          method: str) -> AnalysisError | None:
+    """Work a protocol method does on a tool's behalf (``tasks/cancel`` stops jobs as ``cancel_job`` does): the
+    caller's rules for that tool, deny and allow as for a call, and its ``confirm_mcp_tools``, which such a
+    method cannot put to the person (the extension gives it no ``input_required``): refused, pointing to the tool."""
+    policy = source.current()
+    caller = request_caller(gx_app, credential).policy_caller() if policy and policy.rules and credential else None
+    if caller is None:
+        return None
+    refusal = policy.check_tool(caller, facts)
+    if refusal is not None:
+        return AnalysisError(ErrorCode.FORBIDDEN, f"rule {refusal.rule}: {refusal.reason} ({method} does its work)",
+                             "This server's policy refuses it; nothing was done. Ask the Galaxy admin.")
+    found = policy.confirmation(caller, facts, None)
+    if found is None:
+        return None
+    rule, entry = found
+    message, _suggestion = cannot_ask(facts.name, rule.name, entry, f"{method} cannot ask the person")
+    return AnalysisError(ErrorCode.FORBIDDEN, message,
+                         f"Nothing was done. Call {facts.name} for each job instead: it asks the person.")
 
 
 def requested_toolset() -> str | None:

@@ -5,7 +5,7 @@ on 2026-07-28; the SDK leaves it out of a handshake's capabilities) and serves `
 and ``tasks/cancel`` on 2026-07-28 only. Each checks what the extension requires of a request (the client
 declared the extension in it; the ``Mcp-Name`` header, when sent, is the ``taskId``), then runs
 ``service.TaskService`` in a worker thread with a database session of its own. A sign-in's token needs
-``galaxy:write`` for ``tasks/cancel`` (as for ``cancel_job``). The ``tools/call`` answer in
+``galaxy:write`` for ``tasks/cancel`` (as for ``cancel_job``), and the admin's rules for ``cancel_job`` hold for it. The ``tools/call`` answer in
 task form is ``answers.TaskAnswers`` (a middleware, outermost: see there why not this extension's interceptor).
 """
 
@@ -31,6 +31,7 @@ from galaxy_mcp_analysis.core import oauth as scope_rules
 from galaxy_mcp_analysis.core.errors import AnalysisError
 from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
 from galaxy_mcp_analysis.mcp.api_key import api_key_from_request
+from galaxy_mcp_analysis.mcp.errors import format_error
 from galaxy_mcp_analysis.mcp.session import in_own_session
 from galaxy_mcp_analysis.oauth.caller import current_caller
 from galaxy_mcp_analysis.tasks.service import (
@@ -83,8 +84,11 @@ class GalaxyTasks(ServerExtension):
         try:
             credential = api_key_from_request()
             return await in_own_session(self.gx_app, action, credential, params.task_id)
-        except (TaskNotFound, AnalysisError) as refusal:
+        except TaskNotFound as refusal:
             raise MCPError(code=INVALID_PARAMS, message=str(refusal)) from None
+        except AnalysisError as refusal:  # the admin's policy: coded as a tool's error is
+            raise MCPError(code=INVALID_PARAMS, message=format_error(refusal.code, refusal.message,
+                                                                     refusal.suggestion)) from None
 
 
 def _check_name_header(task_id: str) -> None:

@@ -8,6 +8,7 @@ credential all get the same ``TaskNotFound``, so no one learns whether someone e
 """
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from galaxy_mcp_analysis.core.tasks import (
@@ -23,6 +24,7 @@ from galaxy_mcp_analysis.core.tasks import (
     TERMINAL_STATUSES,
     well_formed,
 )
+from galaxy_mcp_analysis.core.errors import AnalysisError
 from galaxy_mcp_analysis.mcp.caller import user_for_credential
 from galaxy_mcp_analysis.mcp.declaration import operations_for_user
 from galaxy_mcp_analysis.tasks.store import (
@@ -40,10 +42,13 @@ class TaskNotFound(Exception):
 
 
 class TaskService:
-    def __init__(self, gx_app, store: TaskStore, lifetime_seconds: int):
+    def __init__(self, gx_app, store: TaskStore, lifetime_seconds: int,
+                 cancel_refusal: Callable[[str | None], AnalysisError | None] = lambda credential: None):
+        """``cancel_refusal``: the admin's policy for ``cancel_job``, whose work ``tasks/cancel`` does."""
         self.gx_app = gx_app
         self.store = store
         self.lifetime = lifetime_seconds
+        self.cancel_refusal = cancel_refusal
 
     def open(self, credential: str, tool: str, job_ids: list[str], invocation_ids: list[str],
              result: dict[str, Any]) -> dict[str, Any] | None:
@@ -69,6 +74,9 @@ class TaskService:
     def cancel(self, credential: str | None, task_id: str) -> dict[str, Any]:
         """Galaxy's stop of the task's unfinished jobs; an ended task stays as it ended (an empty answer either way)."""
         user, stored = self._task(credential, task_id)
+        refusal = self.cancel_refusal(credential)
+        if refusal is not None:
+            raise refusal
         state, _times = self._state(user, stored)
         if state.status not in TERMINAL_STATUSES:
             self.store.mark_cancelled(storage_key(task_id), user.id)
