@@ -103,7 +103,9 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     tool_run = mcp.call_ok("run_tool", history_id=history, tool_id="cat1", inputs={"input1": {"src": "hda",
                                                                                              "id": dataset["id"]}},
                            api_key=api_key)
+    marks = change_marks(galaxy, api_key, history, with_pages=False)
     spare = fetch(galaxy, api_key, history, {"src": "pasted", "paste_content": "spare\n", "ext": "txt"})
+    added = change_marks(galaxy, api_key, history, with_pages=False)
     workflow = {"class": "GalaxyWorkflow", "inputs": {"table": {"type": "data"}},
                 "steps": {"cat": {"tool_id": "cat1", "in": {"input1": "table"}}}}
     mine = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
@@ -116,6 +118,11 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     # The invocation schedules its job later: wait for it, or the first cases would see the history change.
     mcp.call_ok("wait_for_jobs", invocation_id=invocation["id"], timeout_seconds=120, api_key=api_key)
     mcp.call_ok("wait_for_jobs", history_id=history, timeout_seconds=120, api_key=api_key)
+    # run_case's shortcut holds: the marks move with a new item and with a change in place (nothing runs now).
+    settled = change_marks(galaxy, api_key, history, with_pages=False)
+    rest(gx, f"/api/histories/{history}/contents/{spare['id']}", api_key, {"name": "spare.txt"}, method="PUT")
+    renamed = change_marks(galaxy, api_key, history, with_pages=False)
+    assert marks[1] < added[1] and settled[0] < renamed[0], (marks, added, settled, renamed)
     spare_page = rest(gx, "/api/pages", api_key, {"title": "spare", "slug": f"spare-{uuid.uuid4().hex[:12]}",
                                                   "content": "# spare\n", "content_format": "markdown"})["id"]
     spare_workflow = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
@@ -292,6 +299,26 @@ def snapshot(galaxy, api_key, ids: Ids, with_pages: bool = True) -> tuple:
     )
 
 
+def change_marks(galaxy, api_key, history_id: str, with_pages: bool = True) -> tuple:
+    """Galaxy's own marks of a change, one small read each: the history's update_time (Galaxy's database
+    triggers move it with every change to a row of its datasets and collections, as the history panel's polling
+    relies on) and its hid counter; with_pages, each page of the history with its latest revision and update
+    time. Same marks: nothing of the snapshot can have changed; other marks: the snapshot is compared."""
+    gx = galaxy.galaxy_url
+    history = rest(gx, f"/api/histories/{history_id}?keys=update_time,hid_counter", api_key)
+    marks = (history["update_time"], history["hid_counter"])
+    if not with_pages:
+        return marks
+    pages = rest(gx, f"/api/pages?history_id={history_id}", api_key)
+    return marks, sorted((p["id"], p["title"], p.get("latest_revision_id"), p.get("update_time")) for p in pages)
+
+
+def view(galaxy, api_key, ids: Ids, with_pages: bool) -> tuple:
+    """(marks, snapshot), the marks read first: a change landing between the two is in the snapshot and moves
+    the next marks, so it is compared, never hidden."""
+    return change_marks(galaxy, api_key, ids.history, with_pages), snapshot(galaxy, api_key, ids, with_pages)
+
+
 def run_case(galaxy, mcp, api_key, ids, tally: Tally, tool: str, label: str, arguments: dict, verify) -> None:
     tally.cases += 1
     tally.by_tool[tool] = tally.by_tool.get(tool, 0) + 1
@@ -299,7 +326,7 @@ def run_case(galaxy, mcp, api_key, ids, tally: Tally, tool: str, label: str, arg
     before = None
     with_pages = tool in PAGE_TOOLS
     if tool in WRITE_TOOLS:
-        before = tally.views.get(with_pages) or snapshot(galaxy, api_key, ids, with_pages)
+        before = tally.views.get(with_pages) or view(galaxy, api_key, ids, with_pages)
         tally.views[with_pages] = before
     try:
         result = mcp.call(tool, {**arguments, "api_key": api_key}, timeout=CALL_TIMEOUT)
@@ -338,10 +365,12 @@ def run_case(galaxy, mcp, api_key, ids, tally: Tally, tool: str, label: str, arg
         tally.stock_uncoded.append(f"{context}: {text[:120]!r}")
     else:
         tally.failures.append(f"{context}: uncoded error {text[:300]!r}")
-    if before is not None:
-        tally.views = {with_pages: snapshot(galaxy, api_key, ids, with_pages)}
-    if before is not None and tally.views[with_pages] != before:
-        tally.failures.append(f"{context}: failed ({text[:100]!r}) but changed the history or page")
+    if before is not None:  # a refused write changed nothing: the marks first, the whole snapshot if they moved
+        marks = change_marks(galaxy, api_key, ids.history, with_pages)
+        if marks != before[0]:
+            tally.views = {with_pages: (marks, snapshot(galaxy, api_key, ids, with_pages))}
+            if tally.views[with_pages][1] != before[1]:
+                tally.failures.append(f"{context}: failed ({text[:100]!r}) but changed the history or page")
 
 
 def verifier(galaxy, mcp, api_key, pending: list):
