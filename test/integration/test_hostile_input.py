@@ -122,7 +122,7 @@ def ids(galaxy, mcp, api_key, other_user_key, file_server):
     settled = change_marks(galaxy, api_key, history, with_pages=False)
     rest(gx, f"/api/histories/{history}/contents/{spare['id']}", api_key, {"name": "spare.txt"}, method="PUT")
     renamed = change_marks(galaxy, api_key, history, with_pages=False)
-    assert marks[1] < added[1] and settled[0] < renamed[0], (marks, added, settled, renamed)
+    assert marks < added and settled[0] < renamed[0], (marks, added, settled, renamed)
     spare_page = rest(gx, "/api/pages", api_key, {"title": "spare", "slug": f"spare-{uuid.uuid4().hex[:12]}",
                                                   "content": "# spare\n", "content_format": "markdown"})["id"]
     spare_workflow = rest(gx, "/api/workflows", api_key, {"workflow": workflow, "fill_defaults": True})["id"]
@@ -302,11 +302,11 @@ def snapshot(galaxy, api_key, ids: Ids, with_pages: bool = True) -> tuple:
 def change_marks(galaxy, api_key, history_id: str, with_pages: bool = True) -> tuple:
     """Galaxy's own marks of a change, one small read each: the history's update_time (Galaxy's database
     triggers move it with every change to a row of its datasets and collections, as the history panel's polling
-    relies on) and its hid counter; with_pages, each page of the history with its latest revision and update
+    relies on) and its count of items; with_pages, each page of the history with its latest revision and update
     time. Same marks: nothing of the snapshot can have changed; other marks: the snapshot is compared."""
     gx = galaxy.galaxy_url
-    history = rest(gx, f"/api/histories/{history_id}?keys=update_time,hid_counter", api_key)
-    marks = (history["update_time"], history["hid_counter"])
+    history = rest(gx, f"/api/histories/{history_id}?keys=update_time,count", api_key)
+    marks = (history["update_time"], history["count"])
     if not with_pages:
         return marks
     pages = rest(gx, f"/api/pages?history_id={history_id}", api_key)
