@@ -30,6 +30,7 @@ from galaxy_mcp_analysis.testing import (
     McpClient,
     rest,
 )
+from galaxy_mcp_analysis.testing.audit import audit_lines
 from test_protocol_versions import raw_tools_list
 from test_workflows import (
     ROWS,
@@ -107,6 +108,11 @@ def test_tasks_cancel_stops_the_jobs_behind_the_task(galaxy, tasks_client, mcp, 
     assert job["state"] == "deleted", job
     tasks_client.cancel_task(created.task_id)  # an ended task stays as it ended
     assert tasks_client.get_task(created.task_id).status == "cancelled"
+    first, again = [line for line in audit_lines(galaxy.audit_log) if line["tool"] == "tasks/cancel"][-2:]
+    user = rest(galaxy.galaxy_url, "/api/users/current", api_key)["id"]
+    assert (first["outcome"], first["user_id"], first["arguments"]) == ("ok", user, {"task_of": "run_tool"}), first
+    assert first["touched"] == {"changed": {"job": [job["id"]]}} and first["changed"] == [job["id"]], first
+    assert again["outcome"] == "ok" and again["touched"] == {} and created.task_id not in json.dumps([first, again])
 
 
 def test_the_policy_for_cancel_job_holds_for_tasks_cancel(galaxy, tasks_client, mcp, api_key, history_id, held_files,
@@ -130,6 +136,8 @@ def test_the_policy_for_cancel_job_holds_for_tasks_cancel(galaxy, tasks_client, 
     finally:
         released.set()
     assert refusals["deny_mcp_tools"].startswith("[FORBIDDEN] rule no-deny_mcp_tools: cancel_job is denied"), refusals
+    refused_lines = [line for line in audit_lines(galaxy.audit_log) if line["tool"] == "tasks/cancel"][-2:]
+    assert [(line["outcome"], line["touched"]) for line in refused_lines] == [("FORBIDDEN", {})] * 2, refused_lines
     assert "tasks/cancel cannot ask the person" in refusals["confirm_mcp_tools"], refusals
     assert "Call cancel_job for each job instead" in refusals["confirm_mcp_tools"], refusals
     ended = poll_until_ended(tasks_client, created.task_id)[-1]
@@ -175,6 +183,8 @@ def test_another_users_handle_is_not_found(galaxy, tasks_client, mcp, api_key, o
         with pytest.raises(MCPError) as unknown:
             other.get_task("x" * 43)
         assert unknown.value.error.message == refused.value.error.message  # no telling whose it is
+    [line] = [line for line in audit_lines(galaxy.audit_log) if line["tool"] == "tasks/cancel"][-1:]
+    assert (line["outcome"], line["user_id"], line["touched"]) == ("NOT_FOUND", None, {}), line  # nothing stopped
     assert tasks_client.get_task(created.task_id).status in ("working", "completed")  # its owner's still
     # No task of this server asks for input: an answer to a request never made is acknowledged and ignored.
     assert not tasks_client.update_task(created.task_id, {"never-asked": {"action": "accept"}}).model_dump(

@@ -270,3 +270,17 @@ def test_the_middleware_records_a_refusal_by_an_inner_layer_and_passes_it_on(tmp
     [line] = [json.loads(text) for text in open(tmp_path / "a.jsonl")]
     assert (line["outcome"], line["user_id"], line["history_id"], line["purged"]) == ("FORBIDDEN", "u7", "h1", [])
     assert KEY not in json.dumps(line) and line["pid"] == os.getpid()
+
+
+def test_a_tasks_cancel_line_names_what_it_stopped_and_never_the_handle():
+    done = {"user_id": "u1", "tool": "invoke_workflow", "job_ids": ["j1", "j2"], "invocation_ids": ["i1"]}
+    line = audit.task_cancel_record(started=0.0, duration_seconds=0.012, request_id="7", done=done, error=None)
+    assert (line["tool"], line["outcome"], line["user_id"], line["arguments"]) == (
+        "tasks/cancel", "ok", "u1", {"task_of": "invoke_workflow"})
+    assert line["touched"] == {"changed": {"job": ["j1", "j2"], "invocation": ["i1"]}}
+    assert line["changed"] == ["j1", "j2", "i1"] and line["created"] == line["deleted"] == [] and "error" not in line
+    refused = audit.task_cancel_record(started=0.0, duration_seconds=0.0, request_id=None, done=None,
+                                       error=Exception("[NOT_FOUND] Failed to retrieve task\nSuggestion: x"))
+    assert (refused["outcome"], refused["user_id"], refused["touched"], refused["changed"]) == (
+        "NOT_FOUND", None, {}, [])
+    assert refused["error"] == "[NOT_FOUND] Failed to retrieve task"

@@ -7,6 +7,7 @@ and ``TaskAnswers`` is placed outermost (``tasks.answers``). ``tasks/cancel`` ke
 in a request sees nothing of it.
 """
 
+import functools
 import inspect
 
 from galaxy_mcp_analysis.activation.built_server import (
@@ -48,6 +49,10 @@ def check_tasks() -> str | None:
 
 def apply_tasks(settings: Settings) -> None:
     from galaxy_mcp_analysis import tools
+    from galaxy_mcp_analysis.mcp.audit import (
+        audit_sink,
+        write_record,
+    )
     from galaxy_mcp_analysis.mcp.policy import refusal_outside_calls
     from galaxy_mcp_analysis.mcp.policy_file import (
         policy_path,
@@ -66,7 +71,8 @@ def apply_tasks(settings: Settings) -> None:
         cancel_job = tools.TOOL_FACTS["cancel_job"]
         service = TaskService(gx_app, store, settings.task_seconds, lambda credential: refusal_outside_calls(
             gx_app, source, cancel_job, credential, "tasks/cancel"))
-        mcp.add_extension(GalaxyTasks(gx_app, service))
+        sink = audit_sink(settings, gx_app)  # the trail's own file or logger (mcp-audit checked it can write)
+        mcp.add_extension(GalaxyTasks(gx_app, service, functools.partial(write_record, sink) if sink else None))
         place(mcp, TaskAnswers(gx_app, service, tools.TOOL_FACTS))
 
     add_server_customizer(add_tasks)

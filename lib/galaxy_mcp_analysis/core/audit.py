@@ -184,3 +184,29 @@ def audit_record(
     if error is not None:
         record["error"] = shortened(str(error).split("\n", 1)[0])
     return record
+
+
+def task_cancel_record(*, started: float, duration_seconds: float, request_id: str | None, done: dict[str, Any] | None,
+                       error: BaseException | None) -> dict[str, Any]:
+    """The line of a ``tasks/cancel`` (MCP tasks): a protocol method, not a tool, that stops jobs as ``cancel_job``
+    does. ``done``: the task's user, the tool that made it, the jobs stopped and invocations cancelled (None when
+    the handle was not found: no user to name). The handle itself is not written (a bearer of the task)."""
+    done = done or {}
+    by_kind = {"job": list(done.get("job_ids") or []), "invocation": list(done.get("invocation_ids") or [])}
+    by_kind = {kind: ids for kind, ids in by_kind.items() if ids}
+    record: dict[str, Any] = {
+        "time": datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(timespec="milliseconds"),
+        "request_id": request_id,
+        "user_id": done.get("user_id"),
+        "tool": "tasks/cancel",
+        "arguments": {"task_of": done.get("tool")},
+        "outcome": outcome_of(error),
+        "duration_ms": round(duration_seconds * 1000, 1),
+        "history_id": None,
+        **{kind: [] for kind in EFFECT_KINDS},
+    }
+    record["changed"] = [found for ids in by_kind.values() for found in ids]
+    record["touched"] = {"changed": by_kind} if by_kind else {}
+    if error is not None:
+        record["error"] = shortened(str(error).split("\n", 1)[0])
+    return record

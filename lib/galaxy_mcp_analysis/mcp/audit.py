@@ -104,6 +104,14 @@ def _caller_key(arguments: dict) -> str | None:
     return (given if isinstance(given, str) and given else None) or from_request
 
 
+def write_record(sink, record: dict) -> None:
+    """One line to ``sink``: the record, the serving process (gunicorn worker, as in Galaxy's log lines) and the
+    OAuth client and grant of the request (null for API keys)."""
+    record["pid"] = os.getpid()
+    record.update(oauth_audit_fields())
+    sink.write_line(json.dumps(record, separators=(",", ":"), default=str))
+
+
 class AuditTrail(Middleware):
     """Append one line per ``tools/call`` to ``sink``; a failing write is logged, never fails the call."""
 
@@ -147,8 +155,6 @@ class AuditTrail(Middleware):
                 confirmed=confirmed,
                 input_required=isinstance(result, InputRequiredToolResult),
             )
-            record["pid"] = os.getpid()  # the serving process (gunicorn worker), as in Galaxy's log lines
-            record.update(oauth_audit_fields())  # the OAuth client and grant (null for API keys)
-            self.sink.write_line(json.dumps(record, separators=(",", ":"), default=str))
+            write_record(self.sink, record)
         except Exception:
             log.exception("galaxy-mcp-analysis: could not write the audit line of a %s call", message.name)

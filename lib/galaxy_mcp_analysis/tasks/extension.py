@@ -9,6 +9,10 @@ declared the extension in it; the ``Mcp-Name`` header, when sent, is the ``taskI
 task form is ``answers.TaskAnswers`` (a middleware, outermost: see there why not this extension's interceptor).
 """
 
+import logging
+import time
+from collections.abc import Callable
+
 from fastmcp.server.dependencies import get_http_request
 from fastmcp.server.extensions import (
     MethodBinding,
@@ -28,7 +32,11 @@ from mcp_types.jsonrpc import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from galaxy_mcp_analysis.core import oauth as scope_rules
-from galaxy_mcp_analysis.core.errors import AnalysisError
+from galaxy_mcp_analysis.core.audit import task_cancel_record
+from galaxy_mcp_analysis.core.errors import (
+    AnalysisError,
+    ErrorCode,
+)
 from galaxy_mcp_analysis.core.tasks import TASKS_EXTENSION
 from galaxy_mcp_analysis.mcp.api_key import api_key_from_request
 from galaxy_mcp_analysis.mcp.errors import format_error
@@ -44,14 +52,17 @@ from galaxy_mcp_analysis.tasks.wire import (
 )
 
 _VERSIONS = frozenset(MODERN_PROTOCOL_VERSIONS)
+log = logging.getLogger(__name__)
 
 
 class GalaxyTasks(ServerExtension):
     identifier = TASKS_EXTENSION
 
-    def __init__(self, gx_app, service: TaskService):
+    def __init__(self, gx_app, service: TaskService, audit: Callable[[dict], None] | None = None):
+        """``audit``: writes one audit line (the trail's sink, ``mcp.audit.write_record``); None when it is off."""
         self.gx_app = gx_app
         self.service = service
+        self.audit = audit
 
     def methods(self):
         return [
@@ -67,11 +78,26 @@ class GalaxyTasks(ServerExtension):
         return await self._answer(ctx, params, self.service.update)
 
     async def _cancel(self, ctx, params: TaskParams):
-        caller = current_caller()  # a sign-in's token: stopping jobs is a write, as cancel_job is
-        if caller is not None and not scope_rules.allows(caller.scopes, read_only=False):
-            raise MCPError(code=INVALID_PARAMS, message=f"[FORBIDDEN] tasks/cancel needs the scope "
-                           f"{scope_rules.needed_scope(False)}; this sign-in granted {' '.join(caller.scopes)}.")
-        return await self._answer(ctx, params, self.service.cancel)
+        """Stops the task's jobs (``service.cancel``); one audit line whatever the outcome, as a tool call has."""
+        started, clock = time.time(), time.perf_counter()
+        done, error = None, None
+        try:
+            caller = current_caller()  # a sign-in's token: stopping jobs is a write, as cancel_job is
+            if caller is not None and not scope_rules.allows(caller.scopes, read_only=False):
+                raise MCPError(code=INVALID_PARAMS, message=f"[FORBIDDEN] tasks/cancel needs the scope "
+                               f"{scope_rules.needed_scope(False)}; this sign-in granted {' '.join(caller.scopes)}.")
+            done = await self._answer(ctx, params, self.service.cancel)
+            refusal = done.pop("refusal", None)
+            if refusal is not None:
+                raise MCPError(code=INVALID_PARAMS, message=format_error(refusal.code, refusal.message,
+                                                                         refusal.suggestion))
+            return {}
+        except MCPError as refused:
+            error = refused
+            raise
+        finally:
+            if self.audit is not None:
+                self._audit_cancel(ctx, started, time.perf_counter() - clock, done, error)
 
     async def _answer(self, ctx, params: TaskParams, action):
         if read_client_extension_settings(ctx, TASKS_EXTENSION) is None:
@@ -86,9 +112,33 @@ class GalaxyTasks(ServerExtension):
             return await in_own_session(self.gx_app, action, credential, params.task_id)
         except TaskNotFound as refusal:
             raise MCPError(code=INVALID_PARAMS, message=str(refusal)) from None
-        except AnalysisError as refusal:  # the admin's policy: coded as a tool's error is
+        except AnalysisError as refusal:  # coded as a tool's error is
             raise MCPError(code=INVALID_PARAMS, message=format_error(refusal.code, refusal.message,
                                                                      refusal.suggestion)) from None
+
+    def _audit_cancel(self, ctx, started: float, duration: float, done: dict | None, error: MCPError | None) -> None:
+        try:
+            self.audit(task_cancel_record(started=started, duration_seconds=duration, request_id=_request_id(ctx),
+                                          done=done, error=_coded(error)))
+        except Exception:
+            log.exception("galaxy-mcp-analysis: could not write the audit line of a tasks/cancel")
+
+
+def _coded(error: MCPError | None) -> Exception | None:
+    """The error as an audit line's outcome reads it (``[CODE] message``): our coded refusals as they are; the
+    extension's own: a handle not found or expired (-32602) NOT_FOUND, a request breaking its rules VALIDATION_ERROR."""
+    if error is None or error.message.startswith("["):
+        return None if error is None else Exception(error.message)
+    code = ErrorCode.NOT_FOUND if error.code == INVALID_PARAMS else ErrorCode.VALIDATION_ERROR
+    return Exception(format_error(code, error.message))
+
+
+def _request_id(ctx) -> str | None:
+    try:
+        found = ctx.request_id
+    except (AttributeError, RuntimeError):
+        return None
+    return None if found is None else str(found)
 
 
 def _check_name_header(task_id: str) -> None:

@@ -72,20 +72,25 @@ class TaskService:
         return detailed_answer(task_id, state, times, stored.result)
 
     def cancel(self, credential: str | None, task_id: str) -> dict[str, Any]:
-        """Galaxy's stop of the task's unfinished jobs; an ended task stays as it ended (an empty answer either way)."""
+        """Galaxy's stop of the task's unfinished jobs; an ended task stays as it ended. The answer on the wire is
+        empty; this returns what the audit line records: the user, the task's tool, the jobs stopped and the
+        invocations cancelled, or the admin's ``refusal`` (then nothing was stopped)."""
         user, stored = self._task(credential, task_id)
+        done = {"user_id": self.gx_app.security.encode_id(user.id), "tool": stored.tool, "job_ids": [],
+                "invocation_ids": []}
         refusal = self.cancel_refusal(credential)
-        if refusal is not None:
-            raise refusal
+        if refusal is not None:  # nothing is stopped; the caller raises it after the audit line
+            return {**done, "refusal": refusal}
         state, _times = self._state(user, stored)
         if state.status not in TERMINAL_STATUSES:
             self.store.mark_cancelled(storage_key(task_id), user.id)
             ops = operations_for_user(self.gx_app, user)
-            ops.cancel_task_invocations(stored.invocation_ids)
+            done["invocation_ids"] = ops.cancel_task_invocations(stored.invocation_ids)
             invocation_jobs, _scheduling, _cancelled = ops.task_invocations(stored.invocation_ids)
-            ops.cancel_task_jobs(_union(stored.job_ids, invocation_jobs))
+            stopped = ops.cancel_task_jobs(_union(stored.job_ids, invocation_jobs))["stopped"]
+            done["job_ids"] = [entry["job_id"] for entry in stopped]
             self.gx_app.model.session.commit()
-        return {}
+        return done
 
     def update(self, credential: str | None, task_id: str) -> dict[str, Any]:
         """No task of this server asks for input, so no response is outstanding: each one is ignored, as the

@@ -61,14 +61,17 @@ class TaskJobs:
             cancelled = cancelled or self.lookup.invocation(invocation_id).state in CANCELLED_INVOCATION_STATES
         return jobs, scheduling, cancelled
 
-    def cancel_task_invocations(self, invocation_ids: list[str]) -> None:
+    def cancel_task_invocations(self, invocation_ids: list[str]) -> list[str]:
         """Galaxy's cancel of each invocation still scheduling or whose steps are all scheduled (its jobs may
         still wait: Galaxy's cancel takes those too); their jobs so far are stopped with the task's
-        (``cancel_task_jobs``), the later ones Galaxy's scheduler never makes."""
+        (``cancel_task_jobs``), the later ones Galaxy's scheduler never makes. Returns those it cancelled."""
+        cancelled = []
         for invocation_id in invocation_ids:
             invocation = self.lookup.invocation(invocation_id)
             if invocation.active or invocation.state == SCHEDULED_INVOCATION_STATE:
                 self.cancel_workflow_invocation(invocation_id)
+                cancelled.append(invocation_id)
+        return cancelled
 
 
 def _epoch(naive_utc) -> float:
