@@ -143,6 +143,19 @@ class JobEvidence:
         }
 
 
+def evidence_of(
+    exit_code: int | None, tool_stderr: str | None, job_messages: list | None, input_sizes: Iterable[int | None]
+) -> JobEvidence:
+    """A job's evidence from what Galaxy records: its exit code, tool stderr (counted in UTF-8 bytes), job
+    messages (each its ``desc``) and its data inputs' sizes."""
+    return JobEvidence(
+        exit_code=exit_code,
+        tool_stderr_bytes=len((tool_stderr or "").encode("utf-8", errors="replace")),
+        warnings=tuple(str(message.get("desc") or message) for message in job_messages or []),
+        input_sizes=tuple(input_sizes),
+    )
+
+
 @dataclass(frozen=True)
 class OutputVerdict:
     empty_outputs: list[dict[str, Any]]

@@ -2,12 +2,13 @@
 ``restore_history_items`` (reading and rerunning a job: ``jobs.reruns``; changing a dataset or a
 collection: ``item_updates``).
 
-Each goes through Galaxy's own layers: jobs are listed by ``JobsService.index``, read with
-``JobManager.get_accessible_job`` and stopped by ``JobManager.stop``; items are deleted through
-``HistoriesContentsService.delete`` and restored through its bulk ``undelete``. Every item and
-field is checked first, with Galaxy's managers; only then is anything changed.
+Each goes through Galaxy's own layers: jobs are listed by ``JobManager.index_query`` (the query of
+``JobsService.index``), read with ``JobManager.get_accessible_job`` and stopped by ``JobManager.stop``;
+items are deleted through ``HistoriesContentsService.delete`` and restored through its bulk ``undelete``.
+Every item and field is checked first, with Galaxy's managers; only then is anything changed.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from galaxy import exceptions
@@ -37,18 +38,25 @@ from galaxy_mcp_analysis.core.errors import (
     ErrorCode,
 )
 from galaxy_mcp_analysis.core.input_problems import closest_names
+from galaxy_mcp_analysis.core.job_logs import OutputVerdict
+from galaxy_mcp_analysis.core.job_records import (
+    JobRecord,
+    Memo,
+    outputs_of,
+)
 from galaxy_mcp_analysis.core.managing import (
     cancellable,
     history_item_refs,
     HistoryItemRef,
 )
 from galaxy_mcp_analysis.operations.item_updates import still_uploading
-from galaxy_mcp_analysis.operations.jobs.loading import jobs_with_outputs
-from galaxy_mcp_analysis.operations.jobs.reruns import (
-    FAILED_JOB_STATES,
-    FAILED_OUTPUT_STATES,
-    hidden_outputs,
+from galaxy_mcp_analysis.operations.jobs.loading import (
+    indexed_jobs,
+    job_record,
+    job_records,
+    jobs_with_outputs,
 )
+from galaxy_mcp_analysis.operations.jobs.reruns import FAILED_JOB_STATES
 from galaxy_mcp_analysis.operations.lookup import problem_line
 
 #: Jobs one list_jobs page holds at most (Galaxy's own default page of job listings).
@@ -101,16 +109,21 @@ class ManagingRuns:
             limit=limit,
             offset=offset,
         )
-        listed = [row["id"] for row in self.jobs_service.index(self.trans, payload)]
-        jobs = jobs_with_outputs(self.trans.sa_session, listed)
+        listed = indexed_jobs(self.trans, self.jobs_service.job_manager, payload)
+        records = job_records(self.trans.sa_session, listed)
         total = self._count_jobs(decoded_history, state, tool_id)
-        replacements = self.replacements_of(jobs.values())
-        return {
-            "jobs": [self._job_row(jobs[job_id], include_parameters, replacements) for job_id in listed],
-            "total": total,
-            "limit": limit,
-            "offset": offset,
-        }
+        encode = Memo(self.trans.security.encode_id)
+        replacements = self.replacements_of(records.values())
+        verdicts = self.record_verdicts(records.values(), encode_id=encode)
+        # include_parameters reads each job's recorded parameters through Galaxy's tool: those need the objects.
+        loaded = jobs_with_outputs(self.trans.sa_session, records) if include_parameters else {}
+        rows = []
+        for job in listed:
+            row = self._job_row(records[job.id], verdicts[job.id], replacements, encode)
+            if include_parameters:
+                row.update(self.recorded_values(loaded[job.id]))
+            rows.append(row)
+        return {"jobs": rows, "total": total, "limit": limit, "offset": offset}
 
     def _count_jobs(self, history: int | None, state: str | None, tool_id: str | None) -> int:
         """How many jobs the same listing holds over every page (the index itself returns one page)."""
@@ -122,9 +135,10 @@ class ManagingRuns:
             count = count.where(Job.tool_id == tool_id)
         return self.trans.sa_session.scalar(count) or 0
 
-    def _job_row(self, job: Job, include_parameters: bool, replacements: dict[int, str]) -> dict[str, Any]:
+    def _job_row(
+        self, job: JobRecord, verdict: OutputVerdict, replacements: dict[int, str], encode: Callable[[int], str]
+    ) -> dict[str, Any]:
         """``replacements``: replacements_of the listed jobs (one query for the page, not one per job)."""
-        encode = self.trans.security.encode_id
         row = {
             "job_id": encode(job.id),
             "tool_id": job.tool_id,
@@ -134,28 +148,19 @@ class ManagingRuns:
             "create_time": job.create_time.isoformat(),
             "update_time": job.update_time.isoformat(),
             "history_id": encode(job.history_id) if job.history_id else None,
-            "outputs": self.job_outputs(job),
-            "suspected_silent_failure": job.state == "ok" and self.output_verdict(job).suspected_silent_failure,
+            "outputs": outputs_of(job, encode),
+            "suspected_silent_failure": job.state == "ok" and verdict.suspected_silent_failure,
             # An output can fail after its job ended ok (an upload's datatype check): the row must say so.
-            "failed_outputs": [encode(output.dataset.id) for output in job.output_datasets
-                               if output.dataset is not None and output.dataset.state in FAILED_OUTPUT_STATES],
+            "failed_outputs": [encode(dataset_id) for dataset_id in job.failed_outputs],
         }
         flagged = row["suspected_silent_failure"] or row["failed_outputs"] or job.state in FAILED_JOB_STATES
-        if (flagged or hidden_outputs(job)) and (replacer := replacements.get(job.id)):
+        if (flagged or job.hidden_outputs) and (replacer := replacements.get(job.id)):
             row["replaced_by"] = replacer
-        if include_parameters:
-            row.update(self.recorded_values(job))
         return row
 
     def job_outputs(self, job: Job) -> list[dict[str, Any]]:
         """The job's outputs by name, each a dataset_id or a collection_id."""
-        encode = self.trans.security.encode_id
-        outputs = [{"name": output.name, "dataset_id": encode(output.dataset_id)} for output in job.output_datasets]
-        outputs += [
-            {"name": output.name, "collection_id": encode(output.dataset_collection_id)}
-            for output in job.output_dataset_collection_instances
-        ]
-        return outputs
+        return outputs_of(job_record(job), self.trans.security.encode_id)
 
     # ---- cancel_job ----
 

@@ -15,6 +15,10 @@ from galaxy_mcp_analysis.core.job_logs import (
     judge_outputs,
     JobEvidence,
 )
+from galaxy_mcp_analysis.core.job_records import (
+    dataset_size,
+    OutputRecord,
+)
 from galaxy_mcp_analysis.operations.jobs.failures import job_output
 
 TOOL_XML = """<tool id="outputs_demo" name="outputs demo" version="1.0" profile="21.01">
@@ -42,9 +46,8 @@ def tool(tmp_path_factory):
 
 
 def association(name: str, size=Decimal(0), purged=False, state="ok"):
-    """A JobToOutputDatasetAssociation's shape: name, and the hda (its state) with its dataset."""
-    dataset = SimpleNamespace(file_size=size, purged=purged)
-    return SimpleNamespace(name=name, dataset=SimpleNamespace(id=7, purged=False, state=state, dataset=dataset))
+    """One output as list_jobs and wait_for_jobs read it: the association's name, its dataset's id, state and size."""
+    return OutputRecord(name=name, dataset_id=7, state=state, size=dataset_size(False, purged, size))
 
 
 @pytest.mark.parametrize(

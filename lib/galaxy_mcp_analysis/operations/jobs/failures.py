@@ -8,11 +8,18 @@ outputs. The job is found through the lookup layer (Galaxy's ``JobManager`` and
 ``core.job_logs``.
 """
 
-from collections.abc import Callable
+from collections.abc import (
+    Callable,
+    Iterable,
+)
+from functools import partial
 from typing import Any
 
 from galaxy.managers.jobs import view_show_job
-from galaxy.model import Job
+from galaxy.model import (
+    DynamicTool,
+    Job,
+)
 from galaxy.tool_util.parser.output_collection_def import DEFAULT_DATASET_COLLECTOR_DESCRIPTION
 
 from galaxy_mcp_analysis.core.errors import (
@@ -28,6 +35,15 @@ from galaxy_mcp_analysis.core.job_logs import (
     JobOutput,
     log_budget,
     OutputVerdict,
+)
+from galaxy_mcp_analysis.core.job_records import (
+    JobRecord,
+    OutputRecord,
+)
+from galaxy_mcp_analysis.operations.jobs.loading import (
+    evidences_of,
+    job_evidence,
+    job_record,
 )
 
 #: The logs get_job_errors returns, each cut to the byte budget on its own.
@@ -134,21 +150,43 @@ class JobFailures:
 
     # ---- silent failures ----
 
-    def job_tool(self, job: Job):
+    def job_tool(self, job: Job | JobRecord):
         """The tool the job ran, as this Galaxy has it for the caller; None when it is no longer installed."""
+        dynamic_tool = self.trans.sa_session.get(DynamicTool, job.dynamic_tool_id) if job.dynamic_tool_id else None
         return self.app.toolbox.get_tool(
             job.tool_id,
             job.tool_version,
-            tool_uuid=job.dynamic_tool.uuid if job.dynamic_tool else None,
+            tool_uuid=dynamic_tool.uuid if dynamic_tool else None,
             user=self.trans.user,
         )
 
     def output_verdict(self, job: Job) -> OutputVerdict:
         """Whether the job's outputs look like a silent failure (finished ok, complained, a required output empty)."""
-        tool = self.job_tool(job)
-        encode_id = self.trans.security.encode_id
-        outputs = [job_output(output, tool, encode_id) for output in job.output_datasets]
-        return judge_outputs(job.state, outputs, job_evidence(job) if job.state == "ok" else JobEvidence())
+        return self.record_verdicts([job_record(job)], lambda ids: {job.id: job_evidence(job)})[job.id]
+
+    def record_verdicts(
+        self,
+        records: Iterable[JobRecord],
+        evidences: Callable[[list[int]], dict[int, JobEvidence]] | None = None,
+        encode_id: Callable[[int], str] | None = None,
+    ) -> dict[int, OutputVerdict]:
+        """Job id -> output_verdict of each record. Only a job with an empty output has anything to judge, so only
+        those are given their tool and their ``evidences`` (default: read for all of them in two queries)."""
+        encode_id = encode_id or self.trans.security.encode_id
+        records = list(records)
+        judged = [record for record in records if record.has_empty_output]
+        clean = OutputVerdict([], False)
+        verdicts = {record.id: clean for record in records}
+        if not judged:
+            return verdicts
+        evidence = (evidences or partial(evidences_of, self.trans.sa_session))([record.id for record in judged])
+        tools: dict[tuple, Any] = {}  # a map-over's jobs share one tool: looked up once
+        for record in judged:
+            key = (record.tool_id, record.tool_version, record.dynamic_tool_id)
+            tool = tools[key] if key in tools else tools.setdefault(key, self.job_tool(record))
+            outputs = [job_output(output, tool, encode_id) for output in record.outputs if output.dataset_id is not None]
+            verdicts[record.id] = judge_outputs(record.state, outputs, evidence.get(record.id, JobEvidence()))
+        return verdicts
 
 
 def verdict_fields(verdict: OutputVerdict) -> dict[str, Any]:
@@ -162,41 +200,25 @@ def verdict_fields(verdict: OutputVerdict) -> dict[str, Any]:
     return fields
 
 
-def job_evidence(job: Job) -> JobEvidence:
-    """What the job shows besides its outputs: exit code, stderr size, Galaxy's warnings, its data inputs' sizes."""
-    return JobEvidence(
-        exit_code=job.exit_code,
-        tool_stderr_bytes=len((job.tool_stderr or "").encode("utf-8", errors="replace")),
-        warnings=tuple(str(message.get("desc") or message) for message in job.job_messages or []),
-        input_sizes=tuple(_size(association.dataset) for association in job.input_datasets if association.dataset),
-    )
-
-
 def stderr_head(job: Job) -> str:
     """The first lines of the tool's stderr, at most STDERR_HEAD_CHARS characters ("" when it wrote none)."""
     text = (job.tool_stderr or "").strip()
     return text if len(text) <= STDERR_HEAD_CHARS else text[:STDERR_HEAD_CHARS] + "..."
 
 
-def _size(hda) -> int | None:
-    file_size = hda.dataset.file_size  # a Decimal in Galaxy's model
-    return None if hda.purged or hda.dataset.purged or file_size is None else int(file_size)
-
-
-def job_output(association, tool, encode_id: Callable[[int], str]) -> JobOutput:
-    """One of a job's output datasets (a JobToOutputDatasetAssociation) as the rule's plain data.
+def job_output(output: OutputRecord, tool, encode_id: Callable[[int], str]) -> JobOutput:
+    """One of a job's output datasets as the rule's plain data.
 
     ``tool`` is the job's tool as Galaxy loaded it; without it (uninstalled since)
     every output counts as required.
     """
-    hda = association.dataset
-    output_name, discovered = declared_output(association.name)
+    output_name, discovered = declared_output(output.name)
     declared = (tool.outputs.get(output_name) or tool.output_collections.get(output_name)) if tool else None
     return JobOutput(
-        name=association.name,
-        dataset_id=encode_id(hda.id),
-        size=_size(hda),
-        failed=hda.state in ("error", "failed_metadata"),
+        name=output.name,
+        dataset_id=encode_id(output.dataset_id),
+        size=output.size,
+        failed=output.failed,
         optional=declared is not None and bool(declared.filters),
         discovered=discovered or (declared is not None and _discovers_datasets(declared)),
     )

@@ -33,6 +33,10 @@ from galaxy_mcp_analysis.core.errors import (
     ErrorCode,
 )
 from galaxy_mcp_analysis.core.job_logs import cause_line
+from galaxy_mcp_analysis.core.job_records import (
+    FAILED_OUTPUT_STATES,
+    JobRecord,
+)
 from galaxy_mcp_analysis.core.managing import merge_changes
 from galaxy_mcp_analysis.core.reruns import (
     OutputPlace,
@@ -40,6 +44,7 @@ from galaxy_mcp_analysis.core.reruns import (
     upload_remedy,
     upload_sources,
 )
+from galaxy_mcp_analysis.operations.jobs.loading import job_record
 from galaxy_mcp_analysis.operations.jobs.recorded_state import (
     conditional_selectors,
     RecordedState,
@@ -52,8 +57,6 @@ RECREATED_LOOKBACK = 50
 FAILED_JOB_STATES = ("error", "failed")
 #: States a job may be in for replace_outputs: failed, or ok with a wrong result (Galaxy's remap takes both).
 REPLACEABLE_STATES = (*FAILED_JOB_STATES, "ok")
-#: Output states that make an upload (which Galaxy does not rerun) need uploading again.
-FAILED_OUTPUT_STATES = ("error", "failed_metadata")
 #: States of a job reading the outputs that Galaxy's remap may rewire: waiting on them, or never to run.
 REWIRABLE_STATES = ("paused", "error", "failed", "deleted", "deleted_new", "stopped", "skipped")
 #: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
@@ -280,9 +283,9 @@ class JobReruns:
 
     def replaced_by(self, job: Job) -> str | None:
         """The job whose output now holds one of this job's outputs' hids, or None (replacements_of)."""
-        return self.replacements_of([job]).get(job.id)
+        return self.replacements_of([job_record(job)]).get(job.id)
 
-    def replacements_of(self, jobs: Iterable[Job]) -> dict[int, str]:
+    def replacements_of(self, jobs: Iterable[JobRecord]) -> dict[int, str]:
         """Job id -> encoded id of the job that replaced it, for each of ``jobs`` that was replaced: two queries
         for any number of jobs (a survey of a map-over lists hundreds, each with hidden outputs).
 
@@ -290,8 +293,8 @@ class JobReruns:
         own remap of a failed job) puts a newer dataset at an existing hid, so that dataset's job replaced this one.
         """
         model = HistoryDatasetAssociation
-        outputs = [(job, a.dataset) for job in jobs for a in job.output_datasets
-                   if a.dataset is not None and a.dataset.hid is not None]
+        outputs = [(job, output) for job in jobs for output in job.outputs
+                   if output.dataset_id is not None and output.hid is not None]
         if not outputs:
             return {}
         newest = {(history, hid): newest_id for history, hid, newest_id in self.trans.sa_session.execute(
@@ -301,7 +304,7 @@ class JobReruns:
             .group_by(model.history_id, model.hid))}
         newer: dict[int, list[int]] = {}  # job id -> the newest dataset at each of its outputs' hids, in order
         for job, hda in outputs:
-            if (newest_id := newest.get((hda.history_id, hda.hid))) is not None and newest_id > hda.id:
+            if (newest_id := newest.get((hda.history_id, hda.hid))) is not None and newest_id > hda.dataset_id:
                 newer.setdefault(job.id, []).append(newest_id)
         if not newer:
             return {}
@@ -386,13 +389,6 @@ class JobReruns:
                 if dependent.job.state == "paused" and dependent.job.user_id == job.user_id
             }
         )
-
-
-def hidden_outputs(job: Job) -> bool:
-    """Whether any output is hidden: a replaced output is, so only then is ``replaced_by`` worth a query for a
-    job nothing flagged (an ok job whose wrong result was replaced where it was)."""
-    return any(association.dataset is not None and not association.dataset.visible
-               for association in job.output_datasets)
 
 
 def upload_remedy_of(job: Job, tool, app, encode_id) -> dict[str, str]:

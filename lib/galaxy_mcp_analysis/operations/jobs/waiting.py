@@ -26,6 +26,11 @@ from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
     ErrorCode,
 )
+from galaxy_mcp_analysis.core.job_logs import OutputVerdict
+from galaxy_mcp_analysis.core.job_records import (
+    JobRecord,
+    Memo,
+)
 from galaxy_mcp_analysis.core.waiting import (
     look_back,
     needing_attention,
@@ -40,10 +45,9 @@ from galaxy_mcp_analysis.operations.jobs.failures import (
     stderr_head,
     verdict_fields,
 )
-from galaxy_mcp_analysis.operations.jobs.loading import jobs_with_outputs
-from galaxy_mcp_analysis.operations.jobs.reruns import (
-    FAILED_OUTPUT_STATES,
-    hidden_outputs,
+from galaxy_mcp_analysis.operations.jobs.loading import (
+    indexed_jobs,
+    job_records,
 )
 
 STILL_RUNNING = sorted(state.value for state in JobState if state.value not in WAIT_ENDS)
@@ -99,10 +103,8 @@ class JobWaiting:
             try:
                 polled = self._poll_watched(watched, 0 if busy else timeout, invocation_id, progress)
                 states, timed_out, scheduled = polled
-                loaded = jobs_with_outputs(self.trans.sa_session, watched)
-                replaced = self.replacements_of(job for job in loaded.values() if hidden_outputs(job))
-                jobs = [self._wait_entry(loaded[job], encoded, *states[job], replaced)
-                        for job, encoded in watched.items()]
+                entries = self._entries_of(watched, states)
+                jobs = [entries[job] for job in watched]
                 if history_id:
                     paused = self._paused_jobs_of(history_id, set(watched))
                     recent = self._recently_finished(history_id, called_at - timedelta(seconds=since),
@@ -186,30 +188,31 @@ class JobWaiting:
         payload = JobIndexPayload(
             history_id=history_id, states=sorted(WAIT_ENDS), date_range_min=since, limit=MAX_RECENT_JOBS
         )
-        ended = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
+        ended = [job.id for job in self._indexed(payload) if job.id not in listed]
         states = self._job_states(ended) if ended else {}
-        loaded = jobs_with_outputs(self.trans.sa_session, ended)
-        replaced = self.replacements_of(job for job in loaded.values() if hidden_outputs(job))
         encode = self.trans.security.encode_id
-        return [self._wait_entry(loaded[job], encode(job), *states[job], replaced) for job in ended if job in states]
+        entries = self._entries_of({job: encode(job) for job in ended if job in states}, states)
+        return [entries[job] for job in ended if job in states]
 
     def _paused_jobs_of(self, history_id: str, listed: set[int]) -> list[tuple[int, dict[str, Any]]]:
         """The history's paused jobs, however long ago they paused: a wait counts paused as finished, but a
         survey must never lose the stuck step to its since_seconds window."""
         payload = JobIndexPayload(history_id=history_id, states=["paused"], limit=MAX_RECENT_JOBS)
-        paused = [job["id"] for job in self.jobs_service.index(self.trans, payload) if job["id"] not in listed]
+        paused = [job.id for job in self._indexed(payload) if job.id not in listed]
         states = self._job_states(paused) if paused else {}
-        loaded = jobs_with_outputs(self.trans.sa_session, paused)
-        replaced = self.replacements_of(job for job in loaded.values() if hidden_outputs(job))
         encode = self.trans.security.encode_id
-        return [(job, self._wait_entry(loaded[job], encode(job), *states[job], replaced))
-                for job in paused if job in states]
+        entries = self._entries_of({job: encode(job) for job in paused if job in states}, states)
+        return [(job, entries[job]) for job in paused if job in states]
+
+    def _indexed(self, payload: JobIndexPayload) -> list[Job]:
+        """Galaxy's job index for a history the call already looked up for the caller (_running_jobs_of)."""
+        return indexed_jobs(self.trans, self.jobs_service.job_manager, payload)
 
     def _running_jobs_of(self, history_id: str) -> list[int]:
         self.lookup.history(history_id)  # readable by the caller, else a coded error
         # The payload decodes ids itself.
         payload = JobIndexPayload(history_id=history_id, states=STILL_RUNNING, limit=MAX_WAITED_JOBS)
-        return [job["id"] for job in self.jobs_service.index(self.trans, payload)]
+        return [job.id for job in self._indexed(payload)]
 
     def _poll_watched(
         self,
@@ -267,10 +270,20 @@ class JobWaiting:
         )
         return {row.id: (row.state, row.exit_code, row.tool_id) for row in rows}
 
-    def _wait_entry(self, row: Job, encoded: str, state: str, exit_code: int | None, tool_id: str,
-                    replaced: dict[int, str]) -> dict[str, Any]:
-        """One job's entry; ``row`` read by jobs_with_outputs (its outputs loaded with it), ``replaced`` the
-        replacements_of the jobs read with it that have hidden outputs."""
+    def _entries_of(self, watched: dict[int, str], states: dict[int, tuple]) -> dict[int, dict[str, Any]]:
+        """Job id -> its entry, for the ``watched`` jobs (decoded id -> encoded) with their polled ``states``: their
+        records read together (operations.jobs.loading), one replacements_of and one record_verdicts for all."""
+        records = job_records(self.trans.sa_session, list(watched))
+        replaced = self.replacements_of(record for record in records.values() if record.hidden_outputs)
+        encode = Memo(self.trans.security.encode_id)
+        verdicts = self.record_verdicts(records.values(), encode_id=encode)
+        return {job: self._wait_entry(records[job], encoded, *states[job], replaced, verdicts[job], encode)
+                for job, encoded in watched.items()}
+
+    def _wait_entry(self, record: JobRecord, encoded: str, state: str, exit_code: int | None, tool_id: str,
+                    replaced: dict[int, str], verdict: OutputVerdict, encode: Callable[[int], str]) -> dict[str, Any]:
+        """One job's entry; ``replaced`` the replacements_of the jobs read with it that have hidden outputs,
+        ``verdict`` its record_verdicts. A paused, failed or flagged job (few) is read as an object for the rest."""
         entry: dict[str, Any] = {
             "job_id": encoded,
             "tool_id": tool_id,
@@ -279,20 +292,19 @@ class JobWaiting:
             "suspected_silent_failure": False,
         }
         if state == "ok":
-            verdict = self.output_verdict(row)
             if verdict.empty_outputs:
                 entry.update(verdict_fields(verdict))
         elif state == "paused":  # finished for a wait, but not done: say why and what resumes it
-            entry.update(self._pause_of(row))
-        failed_outputs = [self.trans.security.encode_id(a.dataset.id) for a in row.output_datasets
-                          if state == "ok" and a.dataset is not None and a.dataset.state in FAILED_OUTPUT_STATES]
+            entry.update(self._pause_of(self.trans.sa_session.get(Job, record.id)))
+        failed_outputs = [encode(dataset_id) for dataset_id in record.failed_outputs] if state == "ok" else []
         if failed_outputs:  # an output can fail after its job ended ok (an upload's datatype check)
             entry["failed_outputs"] = failed_outputs
         if entry["suspected_silent_failure"] or failed_outputs or state in ("error", "failed"):
-            if stderr := stderr_head(row):  # the tool's own words, often the whole story: no get_job_errors needed
+            job = self.trans.sa_session.get(Job, record.id)
+            if stderr := stderr_head(job):  # the tool's own words, often the whole story: no get_job_errors needed
                 entry["tool_stderr_head"] = stderr
-            entry.update(self.remedy(row))
-        elif hidden_outputs(row) and (replacer := replaced.get(row.id)):  # an ok result replaced where it was
+            entry.update(self.remedy(job))
+        elif record.hidden_outputs and (replacer := replaced.get(record.id)):  # an ok result replaced where it was
             entry["replaced_by"] = replacer
         return entry
 
