@@ -1,7 +1,7 @@
 """Jobs read with what every row of a listing or a wait touches, as columns (``core.job_records``): their outputs
-(association name, dataset id, the dataset's state, size, visibility and hid) and output collections, one
-query for any number of jobs (two from bare ids); and, only for the jobs whose silent-failure verdict needs it, their evidence
-(stderr, messages, their data inputs' sizes), two more. Reading the same as objects (every job, association,
+(association name, dataset id, the dataset's state, size, visibility and hid) and output collections, one query
+for any number of jobs (two from bare ids); and, only for the jobs whose silent-failure verdict needs it, their
+evidence (stderr, messages, their data inputs' sizes), two more. Reading the same as objects (every job, association,
 dataset and file record with all its columns) cost 40 % of a 500-row list_jobs (make bench --only runners).
 """
 
@@ -87,7 +87,8 @@ def _record(head, outputs: Iterable[OutputRecord], collections: Iterable[tuple[s
 def _outputs_and_collections_of(session, ids: Sequence[int]) -> tuple[dict, dict]:
     """Job id -> its OutputRecords, and job id -> its (name, collection id) pairs, each in association order: one
     query (a UNION ALL of the two association tables; a statement costs more than its rows at a listing's sizes)."""
-    association, hda, collection = JobToOutputDatasetAssociation, HistoryDatasetAssociation, JobToOutputDatasetCollectionAssociation
+    association, hda = JobToOutputDatasetAssociation, HistoryDatasetAssociation
+    collection = JobToOutputDatasetCollectionAssociation
     datasets = (
         select(
             literal(0).label("kind"), association.id.label("position"), association.job_id, association.name,

@@ -203,7 +203,8 @@ class JobWaiting:
     def _history_jobs(self, history: int, cutoff: datetime) -> list[Any]:
         """The jobs of a history the call looked up for the caller that a wait by history reports: unfinished,
         paused however long ago, or ended since ``cutoff``; their columns (JOB_COLUMNS), the most recently
-        updated first, as Galaxy's job index orders them. One query where three index pages took three."""
+        updated first, as Galaxy's job index orders them. One query, where three pages of Galaxy's job index
+        (``JobManager.index_query``, which leaves the history's access to its caller as this does) took three."""
         statement = (
             select(*JOB_COLUMNS)
             .where(Job.history_id == history)
@@ -298,7 +299,8 @@ class JobWaiting:
         (``heads``): their records read together (operations.jobs.loading), one replacements_of and one
         record_verdicts for all."""
         records = job_records(self.trans.sa_session, [heads[job] for job in watched])
-        replaced = self.replacements_of(record for record in records.values() if record.has_ended and record.hidden_outputs)
+        replaced = self.replacements_of(record for record in records.values()
+                                        if record.has_ended and record.hidden_outputs)
         encode = Memo(self.trans.security.encode_id)
         verdicts = self.record_verdicts(records.values(), encode_id=encode)
         return {job: self._wait_entry(records[job], encoded, replaced, verdicts[job], encode)
