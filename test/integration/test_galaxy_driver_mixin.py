@@ -49,11 +49,12 @@ class TestPatchSetUnderGalaxysDriver(McpAnalysisIntegrationMixin, IntegrationTes
         key, the history, the jobs) plus at most two (the outputs, and whether a newer dataset took an output's
         place): none per job, and none of the three index pages a history wait read before (issue 50: 13 -> 8)."""
         from galaxy.model.base import REQUEST_ID
+        from galaxy_test.base.populators import DatasetCollectionPopulator
         from sqlalchemy import event
 
         history_id = self.dataset_populator.new_history()
-        listed = self.dataset_collection_populator.create_list_in_history(
-            history_id, contents=["a\tb\n", "c\td\n", "e\tf\n"], wait=True).json()
+        listed = DatasetCollectionPopulator(self.galaxy_interactor).create_list_in_history(
+            history_id, contents=["a\tb\n", "c\td\n", "e\tf\n"], wait=True).json()["output_collections"][0]
         inputs = {"input1": {"batch": True, "values": [{"src": "hdca", "id": listed["id"]}]}}
         ran = self.dataset_populator.run_tool("cat1", inputs, history_id)
         assert len(ran["jobs"]) == 3
