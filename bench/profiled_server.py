@@ -296,7 +296,10 @@ def profiled(app):
                 stats = pstats.Stats(CPROFILES[0], stream=out)
                 for profile in CPROFILES[1:]:
                     stats.add(profile)
-                stats.sort_stats("cumulative").print_stats(70)
+                # BENCH_PROFILE_ONLY=<regex>: the cumulative list restricted to functions whose path matches
+                # (e.g. galaxy_mcp_analysis: the patch set's own share of a call).
+                only = os.environ.get("BENCH_PROFILE_ONLY")
+                stats.sort_stats("cumulative").print_stats(*([only, 80] if only else [70]))
                 stats.sort_stats("tottime").print_stats(40)
             CPROFILES.clear()
             await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})

@@ -14,6 +14,7 @@ from galaxy_mcp_analysis.core.job_records import (
     Memo,
     OutputRecord,
     outputs_of,
+    total_from_page,
 )
 
 
@@ -58,6 +59,22 @@ def test_only_an_ok_job_with_an_empty_output_that_did_not_fail_has_something_to_
     assert job("ok", OutputRecord("out", 10, state="ok", size=None)).has_empty_output is False
     assert job("ok", OutputRecord("out", 10, state="ok", size=5)).has_empty_output is False
     assert job("ok").has_empty_output is False
+
+
+def test_only_an_ended_job_can_have_been_replaced():
+    for state in ("ok", "error", "failed", "deleted", "stopped", "skipped"):
+        assert job(state).has_ended, state
+    for state in ("new", "queued", "running", "paused", "upload", "waiting", "deleting"):
+        assert not job(state).has_ended, state
+
+
+def test_a_short_page_says_the_total_and_a_full_or_empty_late_page_does_not():
+    assert total_from_page(0, 50, 10) == 10
+    assert total_from_page(0, 50, 0) == 0
+    assert total_from_page(100, 50, 7) == 107
+    assert total_from_page(0, 50, 50) is None  # more may follow
+    assert total_from_page(100, 50, 0) is None  # the listing may end before offset 100
+    assert total_from_page(100, 50, 50) is None
 
 
 def test_outputs_list_datasets_then_collections_in_order():

@@ -16,6 +16,11 @@ from typing import (
     TypeVar,
 )
 
+from galaxy_mcp_analysis.core.waiting import WAIT_ENDS
+
+#: States of a job that ended. Only an ended job's outputs can have been replaced where they were: Galaxy's remap
+#: and rerun_job's replace_outputs take a job that ended; nothing reruns a queued, running or paused job in place.
+ENDED_STATES = WAIT_ENDS - {"paused"}
 #: Output states that make an output failed on its own (an upload's datatype check, metadata), whatever its job's.
 FAILED_OUTPUT_STATES = ("error", "failed_metadata")
 
@@ -60,6 +65,11 @@ class JobRecord:
         return any(output.dataset_id is not None and not output.visible for output in self.outputs)
 
     @property
+    def has_ended(self) -> bool:
+        """Whether the job ended (ENDED_STATES): only then can something have replaced its outputs (replaced_by)."""
+        return self.state in ENDED_STATES
+
+    @property
     def failed_outputs(self) -> list[int]:
         """The outputs that failed on their own (decoded ids), in order."""
         return [output.dataset_id for output in self.outputs if output.failed]
@@ -78,6 +88,15 @@ def outputs_of(job: JobRecord, encode_id: Callable[[int], str]) -> list[dict[str
     outputs = [{"name": output.name, "dataset_id": encode_id(output.dataset_id)} for output in job.outputs]
     outputs += [{"name": name, "collection_id": encode_id(collection)} for name, collection in job.collections]
     return outputs
+
+
+def total_from_page(offset: int, limit: int, listed: int) -> int | None:
+    """How many items a listing holds over all its pages, when one page of ``listed`` items says it: a page short
+    of ``limit`` is the last one, unless it is empty past the start (the listing may end before ``offset``).
+    None when only a count can say."""
+    if listed < limit and (listed or not offset):
+        return offset + listed
+    return None
 
 
 def instance_state(own_state: str | None, dataset_state: str | None) -> str | None:

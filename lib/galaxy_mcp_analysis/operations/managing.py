@@ -43,6 +43,7 @@ from galaxy_mcp_analysis.core.job_records import (
     JobRecord,
     Memo,
     outputs_of,
+    total_from_page,
 )
 from galaxy_mcp_analysis.core.managing import (
     cancellable,
@@ -111,9 +112,11 @@ class ManagingRuns:
         )
         listed = indexed_jobs(self.trans, self.jobs_service.job_manager, payload)
         records = job_records(self.trans.sa_session, listed)
-        total = self._count_jobs(decoded_history, state, tool_id)
+        total = total_from_page(offset, limit, len(listed))
+        if total is None:  # a full page, or past the end: count (one query over every page)
+            total = self._count_jobs(decoded_history, state, tool_id)
         encode = Memo(self.trans.security.encode_id)
-        replacements = self.replacements_of(records.values())
+        replacements = self.replacements_of(record for record in records.values() if record.has_ended)
         verdicts = self.record_verdicts(records.values(), encode_id=encode)
         # include_parameters reads each job's recorded parameters through Galaxy's tool: those need the objects.
         loaded = jobs_with_outputs(self.trans.sa_session, records) if include_parameters else {}

@@ -15,12 +15,18 @@ from datetime import (
     datetime,
     timedelta,
 )
-from typing import Any
+from typing import (
+    Any,
+    NamedTuple,
+)
 
 from galaxy.model import Job
 from galaxy.schema.schema import JobState
-from galaxy.webapps.galaxy.services.jobs import JobIndexPayload
-from sqlalchemy import select
+from sqlalchemy import (
+    and_,
+    or_,
+    select,
+)
 
 from galaxy_mcp_analysis.core.errors import (
     AnalysisError,
@@ -46,7 +52,8 @@ from galaxy_mcp_analysis.operations.jobs.failures import (
     verdict_fields,
 )
 from galaxy_mcp_analysis.operations.jobs.loading import (
-    indexed_jobs,
+    JOB_COLUMNS,
+    job_columns,
     job_records,
 )
 
@@ -60,6 +67,8 @@ MAX_RECENT_JOBS = 50
 #: 6.9 s instead of 0.02 s. Past this many, a wait checks once and says server_busy.
 MAX_SLEEPING_WAITS = 16
 _sleeping_waits = threading.BoundedSemaphore(MAX_SLEEPING_WAITS)
+#: A history's jobs a wait by history reads: unfinished, paused (however old), or ended since the look-back.
+WATCHED_OR_STUCK = [*STILL_RUNNING, "paused"]
 #: Set when this server process starts a graceful shutdown (Galaxy's gunicorn worker and the
 #: `make serve` launcher both run the drain callbacks). A sleeping wait would otherwise hold
 #: the drain open for up to max_wait_seconds and the restart would kill it mid-call.
@@ -95,20 +104,21 @@ class JobWaiting:
         """
         timeout, capped = wait_budget(timeout_seconds, self.settings.max_wait_seconds)
         since = look_back(since_seconds)
-        called_at = datetime.utcnow()  # Galaxy's update_time is naive UTC
-        watched, pending_at_call = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id, invocation_id)
+        cutoff = datetime.utcnow() - timedelta(seconds=since)  # Galaxy's update_time is naive UTC
+        watch = self._jobs_to_watch(job_ids or [], dataset_ids or [], history_id, invocation_id, cutoff)
+        watched, pending_at_call = watch.watched, watch.pending_at_call
         truncated = len(pending_at_call) >= MAX_WAITED_JOBS
         started = time.monotonic()
         with _sleeping_wait(timeout) as busy:
             try:
-                polled = self._poll_watched(watched, 0 if busy else timeout, invocation_id, progress)
-                states, timed_out, scheduled = polled
-                entries = self._entries_of(watched, states)
+                polled = self._poll_watched(watched, 0 if busy else timeout, invocation_id, progress, watch.known)
+                heads, timed_out, scheduled, polls = polled
+                entries = self._entries_of(watched, heads)
                 jobs = [entries[job] for job in watched]
                 if history_id:
-                    paused = self._paused_jobs_of(history_id, set(watched))
-                    recent = self._recently_finished(history_id, called_at - timedelta(seconds=since),
-                                                     set(watched) | {job for job, _ in paused})
+                    # Read when the call began; again only if the wait slept (jobs may have ended or paused since).
+                    history_jobs = watch.history_jobs if polls == 1 else self._history_jobs(watch.history, cutoff)
+                    paused, recent = self._paused_and_recent(history_jobs, set(watched), cutoff)
             finally:
                 self._end_read_transaction()
         counts: dict[str, int] = {}
@@ -124,8 +134,7 @@ class JobWaiting:
             "capped": capped,
         }
         if history_id:
-            result.update(_history_fields(jobs, [watched[job] for job in pending_at_call], recent, since,
-                                          [entry for _, entry in paused]))
+            result.update(_history_fields(jobs, [watched[job] for job in pending_at_call], recent, since, paused))
         if invocation_id:
             result["invocation_id"] = invocation_id
             result["invocation_scheduled"] = scheduled
@@ -141,8 +150,8 @@ class JobWaiting:
         within the server's bound on sleeping waits; True when it timed out."""
         with _sleeping_wait(timeout) as busy:
             try:
-                _, timed_out = self._poll_until_terminal({self.trans.security.decode_id(job_id): job_id},
-                                                         0 if busy else timeout)
+                _, timed_out, _ = self._poll_until_terminal({self.trans.security.decode_id(job_id): job_id},
+                                                            0 if busy else timeout)
             finally:
                 self._end_read_transaction()
         return timed_out
@@ -150,10 +159,10 @@ class JobWaiting:
     # ---- waiting ----
 
     def _jobs_to_watch(
-        self, job_ids: list[str], dataset_ids: list[str], history_id: str | None, invocation_id: str | None = None
-    ) -> tuple[dict[int, str], list[int]]:
-        """Decoded job id -> encoded id of every job to wait for, each checked once; and the history's
-        jobs that were unfinished when the call began."""
+        self, job_ids: list[str], dataset_ids: list[str], history_id: str | None, invocation_id: str | None,
+        cutoff: datetime,
+    ) -> "_Watch":
+        """Every job to wait for, each checked once, with what was read of them on the way (_Watch)."""
         if not (job_ids or dataset_ids or history_id or invocation_id):
             raise AnalysisError(
                 ErrorCode.VALIDATION_ERROR,
@@ -169,50 +178,56 @@ class JobWaiting:
                 "Split the ids over several calls, or pass history_id to wait for a whole history.",
             )
         watched: dict[int, str] = {}
+        known: dict[int, Any] = {}
         for job_id in job_ids:
-            watched.setdefault(self.lookup.job(job_id, argument="job_ids").id, job_id)
+            job = self.lookup.job(job_id, argument="job_ids")
+            watched.setdefault(job.id, job_id)
+            known[job.id] = job_columns(job)
         for dataset_id in dataset_ids:
             job = self.creating_job(dataset_id, "dataset_ids")
             watched.setdefault(job.id, self.trans.security.encode_id(job.id))
+            known[job.id] = job_columns(job)
         running: list[int] = []
+        history, history_jobs = None, []
         if history_id:
-            running = self._running_jobs_of(history_id)
+            history = self.lookup.history(history_id).id  # readable by the caller, else a coded error
+            history_jobs = self._history_jobs(history, cutoff)
+            running = [job.id for job in history_jobs if job.state in STILL_RUNNING][:MAX_WAITED_JOBS]
+            known.update({job.id: job for job in history_jobs})
             for job in running:
                 watched.setdefault(job, self.trans.security.encode_id(job))
         if invocation_id:
             watched.update({job: encoded for job, encoded in self.invocation_jobs(invocation_id)[0].items() if job not in watched})
-        return watched, running
+        return _Watch(watched, running, known, history, history_jobs)
 
-    def _recently_finished(self, history_id: str, since: datetime, listed: set[int]) -> list[dict[str, Any]]:
-        """Jobs of the history that ended since ``since`` and are not already listed, newest first."""
-        payload = JobIndexPayload(
-            history_id=history_id, states=sorted(WAIT_ENDS), date_range_min=since, limit=MAX_RECENT_JOBS
+    def _history_jobs(self, history: int, cutoff: datetime) -> list[Any]:
+        """The jobs of a history the call looked up for the caller that a wait by history reports: unfinished,
+        paused however long ago, or ended since ``cutoff``; their columns (JOB_COLUMNS), the most recently
+        updated first, as Galaxy's job index orders them. One query, where three pages of Galaxy's job index
+        (``JobManager.index_query``, which leaves the history's access to its caller as this does) took three."""
+        statement = (
+            select(*JOB_COLUMNS)
+            .where(Job.history_id == history)
+            .where(or_(Job.state.in_(WATCHED_OR_STUCK),
+                       and_(Job.state.in_(sorted(WAIT_ENDS)), Job.update_time >= cutoff)))
+            .order_by(Job.update_time.desc())
         )
-        ended = [job.id for job in self._indexed(payload) if job.id not in listed]
-        states = self._job_states(ended) if ended else {}
+        return list(self.trans.sa_session.execute(statement))
+
+    def _paused_and_recent(
+        self, history_jobs: list[Any], listed: set[int], cutoff: datetime
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The entries of the history's paused jobs, however long ago they paused (a wait counts paused as
+        finished, but a survey must never lose the stuck step to its since_seconds window), and of those that
+        ended since ``cutoff``, newest first; each up to MAX_RECENT_JOBS, none of them already ``listed``."""
+        paused = [job for job in history_jobs if job.state == "paused"][:MAX_RECENT_JOBS]
+        paused = [job for job in paused if job.id not in listed]
+        ended = [job for job in history_jobs if job.state in WAIT_ENDS and job.update_time >= cutoff]
+        ended = [job for job in ended[:MAX_RECENT_JOBS] if job.id not in listed | {job.id for job in paused}]
         encode = self.trans.security.encode_id
-        entries = self._entries_of({job: encode(job) for job in ended if job in states}, states)
-        return [entries[job] for job in ended if job in states]
-
-    def _paused_jobs_of(self, history_id: str, listed: set[int]) -> list[tuple[int, dict[str, Any]]]:
-        """The history's paused jobs, however long ago they paused: a wait counts paused as finished, but a
-        survey must never lose the stuck step to its since_seconds window."""
-        payload = JobIndexPayload(history_id=history_id, states=["paused"], limit=MAX_RECENT_JOBS)
-        paused = [job.id for job in self._indexed(payload) if job.id not in listed]
-        states = self._job_states(paused) if paused else {}
-        encode = self.trans.security.encode_id
-        entries = self._entries_of({job: encode(job) for job in paused if job in states}, states)
-        return [(job, entries[job]) for job in paused if job in states]
-
-    def _indexed(self, payload: JobIndexPayload) -> list[Job]:
-        """Galaxy's job index for a history the call already looked up for the caller (_running_jobs_of)."""
-        return indexed_jobs(self.trans, self.jobs_service.job_manager, payload)
-
-    def _running_jobs_of(self, history_id: str) -> list[int]:
-        self.lookup.history(history_id)  # readable by the caller, else a coded error
-        # The payload decodes ids itself.
-        payload = JobIndexPayload(history_id=history_id, states=STILL_RUNNING, limit=MAX_WAITED_JOBS)
-        return [job.id for job in self._indexed(payload)]
+        heads = {job.id: job for job in [*paused, *ended]}
+        entries = self._entries_of({job: encode(job) for job in heads}, heads)
+        return [entries[job.id] for job in paused], [entries[job.id] for job in ended]
 
     def _poll_watched(
         self,
@@ -220,7 +235,8 @@ class JobWaiting:
         timeout: int,
         invocation_id: str | None,
         progress: Callable[[float, float | None, str | None], None] | None,
-    ) -> tuple[dict[int, tuple], bool, bool]:
+        known: dict[int, Any],
+    ) -> tuple[dict[int, Any], bool, bool, int]:
         """``_poll_until_terminal`` of the watched jobs; with an invocation also until Galaxy has scheduled
         it, its jobs joining ``watched`` as they appear. Also whether the invocation was scheduled."""
         scheduled = {"done": True}
@@ -231,13 +247,14 @@ class JobWaiting:
                 watched.setdefault(job, encoded)
             return scheduled["done"]
 
-        states, timed_out = self._poll_until_terminal(
+        heads, timed_out, polls = self._poll_until_terminal(
             watched,
             timeout,
             invocation_scheduled if invocation_id else None,
             _ProgressReports(progress, lambda: not scheduled["done"]) if progress else None,
+            known,
         )
-        return states, timed_out, scheduled["done"]
+        return heads, timed_out, scheduled["done"], polls
 
     def _poll_until_terminal(
         self,
@@ -245,50 +262,60 @@ class JobWaiting:
         timeout: int,
         also_done: Callable[[], bool] | None = None,
         reports: "_ProgressReports | None" = None,
-    ) -> tuple[dict[int, tuple], bool]:
-        """The last (state, exit_code, tool_id) of each job, and whether the wait timed out.
+        known: dict[int, Any] | None = None,
+    ) -> tuple[dict[int, Any], bool, int]:
+        """The columns (JOB_COLUMNS) of each job at the last poll, whether the wait timed out, and how many
+        polls it took.
 
         ``also_done`` (checked first, may add jobs to ``watched``) must hold too; ``reports``
-        hears of every poll."""
-        states: dict[int, tuple[str, int | None, str]] = {}
+        hears of every poll. ``known``: the columns of jobs just read by the call, the first poll's answer
+        when they cover every watched job (no second read of what the call read a moment ago)."""
+        heads: dict[int, Any] = {}
+        polls = 0
 
         def all_terminal() -> bool:
+            nonlocal polls
             other = also_done() if also_done else True
-            states.update(self._job_states(list(watched)) if watched else {})
+            if not polls and known is not None and all(job in known for job in watched):
+                heads.update({job: known[job] for job in watched})
+            elif watched:
+                heads.update(self._job_heads(list(watched)))
+            polls += 1
             if reports:
-                reports.poll([states[job][0] for job in watched])
-            return other and all(states[job][0] in WAIT_ENDS for job in watched)
+                reports.poll([heads[job].state for job in watched])
+            return other and all(heads[job].state in WAIT_ENDS for job in watched)
 
         release = self._end_read_transaction
         timed_out = poll_until(all_terminal, timeout, release=release, sleep=_sleep_unless_draining)
-        return states, timed_out
+        return heads, timed_out, polls
 
-    def _job_states(self, jobs: list[int]) -> dict[int, tuple[str, int | None, str]]:
-        """(state, exit_code, tool_id) of already permission-checked jobs, in one query."""
-        rows = self.trans.sa_session.execute(
-            select(Job.id, Job.state, Job.exit_code, Job.tool_id).where(Job.id.in_(jobs))
-        )
-        return {row.id: (row.state, row.exit_code, row.tool_id) for row in rows}
+    def _job_heads(self, jobs: list[int]) -> dict[int, Any]:
+        """The columns (JOB_COLUMNS) of already permission-checked jobs, in one query."""
+        rows = self.trans.sa_session.execute(select(*JOB_COLUMNS).where(Job.id.in_(jobs)))
+        return {row.id: row for row in rows}
 
-    def _entries_of(self, watched: dict[int, str], states: dict[int, tuple]) -> dict[int, dict[str, Any]]:
-        """Job id -> its entry, for the ``watched`` jobs (decoded id -> encoded) with their polled ``states``: their
-        records read together (operations.jobs.loading), one replacements_of and one record_verdicts for all."""
-        records = job_records(self.trans.sa_session, list(watched))
-        replaced = self.replacements_of(record for record in records.values() if record.hidden_outputs)
+    def _entries_of(self, watched: dict[int, str], heads: dict[int, Any]) -> dict[int, dict[str, Any]]:
+        """Job id -> its entry, for the ``watched`` jobs (decoded id -> encoded) with their polled columns
+        (``heads``): their records read together (operations.jobs.loading), one replacements_of and one
+        record_verdicts for all."""
+        records = job_records(self.trans.sa_session, [heads[job] for job in watched])
+        replaced = self.replacements_of(record for record in records.values()
+                                        if record.has_ended and record.hidden_outputs)
         encode = Memo(self.trans.security.encode_id)
         verdicts = self.record_verdicts(records.values(), encode_id=encode)
-        return {job: self._wait_entry(records[job], encoded, *states[job], replaced, verdicts[job], encode)
+        return {job: self._wait_entry(records[job], encoded, replaced, verdicts[job], encode)
                 for job, encoded in watched.items()}
 
-    def _wait_entry(self, record: JobRecord, encoded: str, state: str, exit_code: int | None, tool_id: str,
-                    replaced: dict[int, str], verdict: OutputVerdict, encode: Callable[[int], str]) -> dict[str, Any]:
-        """One job's entry; ``replaced`` the replacements_of the jobs read with it that have hidden outputs,
+    def _wait_entry(self, record: JobRecord, encoded: str, replaced: dict[int, str], verdict: OutputVerdict,
+                    encode: Callable[[int], str]) -> dict[str, Any]:
+        """One job's entry; ``replaced`` the replacements_of the jobs read with it that may have been replaced,
         ``verdict`` its record_verdicts. A paused, failed or flagged job (few) is read as an object for the rest."""
+        state = record.state
         entry: dict[str, Any] = {
             "job_id": encoded,
-            "tool_id": tool_id,
+            "tool_id": record.tool_id,
             "state": state,
-            "exit_code": exit_code,
+            "exit_code": record.exit_code,
             "suspected_silent_failure": False,
         }
         if state == "ok":
@@ -304,7 +331,7 @@ class JobWaiting:
             if stderr := stderr_head(job):  # the tool's own words, often the whole story: no get_job_errors needed
                 entry["tool_stderr_head"] = stderr
             entry.update(self.remedy(job))
-        elif record.hidden_outputs and (replacer := replaced.get(record.id)):  # an ok result replaced where it was
+        elif replacer := replaced.get(record.id):  # an ok result replaced where it was
             entry["replaced_by"] = replacer
         return entry
 
@@ -335,6 +362,18 @@ class JobWaiting:
         objects reload fresh on the next poll.
         """
         self.trans.sa_session.rollback()
+
+
+class _Watch(NamedTuple):
+    """What a wait found to watch: decoded job id -> encoded id of each job (``watched``), the history's jobs
+    unfinished when the call began (``pending_at_call``), the columns already read of watched jobs (``known``),
+    and for a wait by history the history (decoded) and its jobs as _history_jobs read them."""
+
+    watched: dict[int, str]
+    pending_at_call: list[int]
+    known: dict[int, Any]
+    history: int | None
+    history_jobs: list[Any]
 
 
 class _ProgressReports:
