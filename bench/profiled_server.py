@@ -23,7 +23,8 @@ timers (off at start: a switched-off timer costs a context-variable read, well u
 With ``BENCH_PROFILE_DETAIL=1`` in its environment (for finding what to fix, not for timing: cProfile
 slows every call), each record also lists its SQL statements with the Galaxy or patch-set line that
 ran each one, and cProfile runs in every thread working on a profiled request;
-``GET /bench-profile/cprofile`` returns the stats accumulated since the last such GET, as text.
+``GET /bench-profile/cprofile`` returns the stats accumulated since the last such GET, as text
+(``BENCH_PROFILE_ONLY=<regex>``: its cumulative list only for the functions whose path matches).
 """
 
 import contextvars
