@@ -197,7 +197,11 @@ def tasks_before_the_stop(server: LaunchedGalaxy, user_key: str, history_id: str
         while rest(server.galaxy_url, f"/api/jobs/{job['id']}", user_key)["state"] != "running":
             assert time.monotonic() < deadline, "the sleep job never started"
             time.sleep(0.3)
-        seen["sleep_was_running"] = _sleep_processes()
+        # Galaxy says running once the runner has started the job's script; the tool's own command comes after
+        # the script's set-up, seconds later on a loaded machine (the rehearsal of 7c31e07 looked too soon).
+        while not (running := _sleep_processes()) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        seen["sleep_was_running"] = running
         client.cancel_task(seen["sleeping"].task_id)
         polls = [client.get_task(seen["sleeping"].task_id)]
         while polls[-1].status == "working" and time.monotonic() < deadline + 60:
