@@ -21,6 +21,7 @@ from galaxy.model import (
     JobToOutputDatasetCollectionAssociation,
 )
 from sqlalchemy import (
+    bindparam,
     literal,
     null,
     select,
@@ -48,6 +49,9 @@ JOB_COLUMNS = (
     Job.history_id, Job.dynamic_tool_id,
 )
 
+#: The JOB_COLUMNS of the jobs bound to ``job_ids`` (the statements here are built once: see OUTPUTS_AND_COLLECTIONS).
+JOB_HEADS = select(*JOB_COLUMNS).where(Job.id.in_(bindparam("job_ids", expanding=True)))
+
 #: A job's JOB_COLUMNS as values read once (an object's attributes expire when a wait gives its transaction back).
 JobColumns = namedtuple("JobColumns", [column.key for column in JOB_COLUMNS])
 
@@ -70,7 +74,7 @@ def job_records(session, jobs: Iterable[Any]) -> dict[int, JobRecord]:
     (Galaxy's Job, as indexed_jobs returns them)."""
     heads = list(jobs)
     if heads and isinstance(heads[0], int):
-        heads = list(session.execute(select(*JOB_COLUMNS).where(Job.id.in_(heads))))
+        heads = list(session.execute(JOB_HEADS, {"job_ids": heads}))
     if not heads:
         return {}
     ids = [head.id for head in heads]
@@ -84,9 +88,9 @@ def _record(head, outputs: Iterable[OutputRecord], collections: Iterable[tuple[s
     return JobRecord(**columns, outputs=tuple(outputs), collections=tuple(collections))
 
 
-def _outputs_and_collections_of(session, ids: Sequence[int]) -> tuple[dict, dict]:
-    """Job id -> its OutputRecords, and job id -> its (name, collection id) pairs, each in association order: one
-    query (a UNION ALL of the two association tables; a statement costs more than its rows at a listing's sizes)."""
+def _outputs_and_collections_statement():
+    """Every output dataset (with its dataset's state, size, visibility and hid) and output collection of the jobs
+    bound to ``job_ids``, as one UNION ALL of the two association tables in association order."""
     association, hda = JobToOutputDatasetAssociation, HistoryDatasetAssociation
     collection = JobToOutputDatasetCollectionAssociation
     datasets = (
@@ -99,16 +103,27 @@ def _outputs_and_collections_of(session, ids: Sequence[int]) -> tuple[dict, dict
         .select_from(association)
         .outerjoin(hda, hda.id == association.dataset_id)
         .outerjoin(Dataset, Dataset.id == hda.dataset_id)
-        .where(association.job_id.in_(ids))
+        .where(association.job_id.in_(bindparam("job_ids", expanding=True)))
     )
     collections = select(
         literal(1), collection.id, collection.job_id, collection.name, collection.dataset_collection_id,
         *(null() for _ in range(8)),
-    ).where(collection.job_id.in_(ids))
+    ).where(collection.job_id.in_(bindparam("job_ids", expanding=True)))
     both = union_all(datasets, collections).subquery()
+    return select(both).order_by(both.c.kind, both.c.position)
+
+
+#: Built once: building this statement and its cache key cost about 1.4 ms of every list_jobs or wait_for_jobs
+#: call (SQLAlchemy's Python, measured on a 10-job listing), six times what executing it costs.
+OUTPUTS_AND_COLLECTIONS = _outputs_and_collections_statement()
+
+
+def _outputs_and_collections_of(session, ids: Sequence[int]) -> tuple[dict, dict]:
+    """Job id -> its OutputRecords, and job id -> its (name, collection id) pairs, each in association order: one
+    query (a statement costs more than its rows at a listing's sizes)."""
     outputs: dict[int, list[OutputRecord]] = {}
     named: dict[int, list[tuple[str, int]]] = {}
-    for row in session.execute(select(both).order_by(both.c.kind, both.c.position)):
+    for row in session.execute(OUTPUTS_AND_COLLECTIONS, {"job_ids": list(ids)}):
         if row.kind:
             named.setdefault(row.job_id, []).append((row.name, row.item_id))
             continue
@@ -124,28 +139,30 @@ def _outputs_and_collections_of(session, ids: Sequence[int]) -> tuple[dict, dict
     return outputs, named
 
 
+#: The sizes of the data inputs of the jobs bound to ``job_ids``, and those jobs' stderr, exit code and messages.
+INPUT_SIZES = (
+    select(JobToInputDatasetAssociation.job_id, HistoryDatasetAssociation.purged.label("item_purged"),
+           Dataset.purged.label("file_purged"), Dataset.file_size)
+    .select_from(JobToInputDatasetAssociation)
+    .join(HistoryDatasetAssociation, HistoryDatasetAssociation.id == JobToInputDatasetAssociation.dataset_id)
+    .join(Dataset, Dataset.id == HistoryDatasetAssociation.dataset_id)
+    .where(JobToInputDatasetAssociation.job_id.in_(bindparam("job_ids", expanding=True)))
+    .order_by(JobToInputDatasetAssociation.id)
+)
+JOB_LOGS = select(Job.id, Job.exit_code, Job.tool_stderr, Job.job_messages).where(
+    Job.id.in_(bindparam("job_ids", expanding=True)))
+
+
 def evidences_of(session, ids: Sequence[int]) -> dict[int, JobEvidence]:
     """Job id -> what the silent-failure rule weighs besides the outputs (core.job_logs.evidence_of), two queries."""
     if not ids:
         return {}
-    association, hda = JobToInputDatasetAssociation, HistoryDatasetAssociation
+    bound = {"job_ids": list(ids)}
     sizes: dict[int, list[int | None]] = {}
-    for row in session.execute(
-        select(association.job_id, hda.purged.label("item_purged"), Dataset.purged.label("file_purged"),
-               Dataset.file_size)
-        .select_from(association)
-        .join(hda, hda.id == association.dataset_id)
-        .join(Dataset, Dataset.id == hda.dataset_id)
-        .where(association.job_id.in_(ids))
-        .order_by(association.id)
-    ):
+    for row in session.execute(INPUT_SIZES, bound):
         sizes.setdefault(row.job_id, []).append(dataset_size(row.item_purged, row.file_purged, row.file_size))
-    jobs = session.execute(
-        select(Job.id, Job.exit_code, Job.tool_stderr, Job.job_messages).where(Job.id.in_(ids))
-    )
     return {row.id: evidence_of(row.exit_code, row.tool_stderr, row.job_messages, sizes.get(row.id, ()))
-            for row in jobs}
-
+            for row in session.execute(JOB_LOGS, bound)}
 
 def job_record(job: Job) -> JobRecord:
     """One already loaded job as its record (for a single job: get_job_errors, a remedy, get_job_parameters)."""

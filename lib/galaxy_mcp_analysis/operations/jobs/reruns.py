@@ -23,8 +23,7 @@ from galaxy.schema import SerializationParams
 from galaxy.schema.schema import HistoryContentType
 from galaxy.webapps.galaxy.services.history_contents import HistoriesContentsService
 from sqlalchemy import (
-    false,
-    func,
+    bindparam,
     select,
 )
 
@@ -61,6 +60,18 @@ REPLACEABLE_STATES = (*FAILED_JOB_STATES, "ok")
 REWIRABLE_STATES = ("paused", "error", "failed", "deleted", "deleted_new", "stopped", "skipped")
 #: The key of a tool request that asks Galaxy to remap a failed job's outputs (tools.expand_incoming reads it).
 REMAP_KEY = "rerun_remap_job_id"
+
+
+#: Every dataset at the bound hids of the bound histories, deleted or not (replacements_of keeps the newest not
+#: deleted). Built once (a statement's construction costs more than its execution at a listing's sizes). The deleted
+#: flag is weighed in Python, not in SQL: with it in the WHERE clause, sqlite chose the index on ``deleted`` and read
+#: every dataset of every history not deleted (2-5 ms on an 11,000-dataset database, growing with the whole table);
+#: without it, the history's own index (``history_id``) bounds the read to the histories listed.
+DATASETS_AT_HIDS = select(
+    HistoryDatasetAssociation.history_id, HistoryDatasetAssociation.hid, HistoryDatasetAssociation.id,
+    HistoryDatasetAssociation.deleted,
+).where(HistoryDatasetAssociation.history_id.in_(bindparam("histories", expanding=True)),
+        HistoryDatasetAssociation.hid.in_(bindparam("hids", expanding=True)))
 
 
 class JobReruns:
@@ -297,11 +308,12 @@ class JobReruns:
                    if output.dataset_id is not None and output.hid is not None]
         if not outputs:
             return {}
-        newest = {(history, hid): newest_id for history, hid, newest_id in self.trans.sa_session.execute(
-            select(model.history_id, model.hid, func.max(model.id))
-            .where(model.history_id.in_({hda.history_id for _, hda in outputs}),
-                   model.hid.in_({hda.hid for _, hda in outputs}), model.deleted == false())
-            .group_by(model.history_id, model.hid))}
+        newest: dict[tuple[int, int], int] = {}  # (history, hid) -> its newest dataset not deleted
+        at_hids = {"histories": sorted({hda.history_id for _, hda in outputs}),
+                   "hids": sorted({hda.hid for _, hda in outputs})}
+        for history, hid, dataset_id, deleted in self.trans.sa_session.execute(DATASETS_AT_HIDS, at_hids):
+            if deleted is False and dataset_id > newest.get((history, hid), 0):  # NULL: not counted, as in SQL
+                newest[(history, hid)] = dataset_id
         newer: dict[int, list[int]] = {}  # job id -> the newest dataset at each of its outputs' hids, in order
         for job, hda in outputs:
             if (newest_id := newest.get((hda.history_id, hda.hid))) is not None and newest_id > hda.dataset_id:

@@ -24,6 +24,7 @@ from galaxy.model import Job
 from galaxy.schema.schema import JobState
 from sqlalchemy import (
     and_,
+    bindparam,
     or_,
     select,
 )
@@ -80,6 +81,15 @@ except ImportError:  # Galaxy 26.1.0 and 26.1.1 have no drain hook: there a stop
 else:
     on_drain_start(_draining.set)
 
+
+#: The statement of JobWaiting._history_jobs, built once (its construction cost more than its execution).
+HISTORY_JOBS = (
+    select(*JOB_COLUMNS)
+    .where(Job.history_id == bindparam("history"))
+    .where(or_(Job.state.in_(WATCHED_OR_STUCK), and_(
+        Job.state.in_(sorted(WAIT_ENDS)), Job.update_time >= bindparam("cutoff", type_=Job.update_time.type))))
+    .order_by(Job.update_time.desc())
+)
 
 class JobWaiting:
     """Waiting until jobs end, a mixin of ``Jobs`` (needs the manager's ``trans``, ``lookup``, ``jobs_service``,
@@ -205,14 +215,7 @@ class JobWaiting:
         paused however long ago, or ended since ``cutoff``; their columns (JOB_COLUMNS), the most recently
         updated first, as Galaxy's job index orders them. One query, where three pages of Galaxy's job index
         (``JobManager.index_query``, which leaves the history's access to its caller as this does) took three."""
-        statement = (
-            select(*JOB_COLUMNS)
-            .where(Job.history_id == history)
-            .where(or_(Job.state.in_(WATCHED_OR_STUCK),
-                       and_(Job.state.in_(sorted(WAIT_ENDS)), Job.update_time >= cutoff)))
-            .order_by(Job.update_time.desc())
-        )
-        return list(self.trans.sa_session.execute(statement))
+        return list(self.trans.sa_session.execute(HISTORY_JOBS, {"history": history, "cutoff": cutoff}))
 
     def _paused_and_recent(
         self, history_jobs: list[Any], listed: set[int], cutoff: datetime
