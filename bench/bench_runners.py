@@ -7,8 +7,9 @@ the order alternating: MCP ``run_tool`` + ``wait_for_jobs`` against ``POST /api/
 ``GET /api/jobs/{id}`` at wait_for_jobs' own first interval (core.waiting: 0.25 s). The REST side's
 median is the engine's own latency (submit to ok). On Slurm, for each size: a list of that many
 elements mapped over by Cut1, submitted through ``run_tool`` and through ``POST /api/tools`` (two
-histories; Cut1 run once through each first, the side that submits first alternating by size), then while the jobs queue and run the surveys, interleaved: ``wait_for_jobs(history_id,
-timeout 0)`` against ``GET /api/jobs?history_id``, ``list_jobs`` against the same, and
+histories; Cut1 run once through each first, the side that submits first alternating; 5 submits per side at
+10 elements, 3 at 100, their median), then while the jobs queue and run the surveys, interleaved:
+``wait_for_jobs(history_id, timeout 0)`` against ``GET /api/jobs?history_id``, ``list_jobs`` against the same, and
 ``get_history_contents`` against ``GET /api/histories/{id}/contents``. The jobs are cancelled after.
 """
 
@@ -145,30 +146,28 @@ def map_over_curve(galaxy, mcp, key: str, sizes: list[int], survey_reps: int) ->
     mcp.call_ok("run_tool", history_id=seed, tool_id="Cut1", inputs=single, api_key=key)
     rest(galaxy.galaxy_url, "/api/tools", key, {"tool_id": "Cut1", "history_id": seed, "inputs": single})
     for order, size in enumerate(sizes):
-        histories, collections = {}, {}
-        for side in ("mcp", "rest"):
-            histories[side] = rest(galaxy.galaxy_url, "/api/histories", key, {"name": f"bench {side} {size}"})["id"]
-            collections[side] = rest(galaxy.galaxy_url, f"/api/histories/{histories[side]}/contents", key, {
-                "type": "dataset_collection", "collection_type": "list", "copy_elements": False,
-                "element_identifiers": [{"name": f"e{n}", "src": "hda", "id": source} for n in range(size)],
-            })["id"]
-
-        def batch(side: str) -> dict:
-            return {"input": {"batch": True, "values": [{"src": "hdca", "id": collections[side]}]},
-                    "columnList": "c1", "delimiter": "T"}
-
-        submits = {
-            "mcp": lambda: timed(mcp.call_ok, "run_tool", history_id=histories["mcp"], tool_id="Cut1",
-                                 inputs=batch("mcp"), api_key=key),
-            "rest": lambda: timed(rest, galaxy.galaxy_url, "/api/tools", key,
-                                  {"tool_id": "Cut1", "history_id": histories["rest"], "inputs": batch("rest")}),
-        }
-        submitted = {side: submits[side]() for side in (("mcp", "rest") if order % 2 == 0 else ("rest", "mcp"))}
-        (submit_mcp, ran), (submit_rest, ran_rest) = submitted["mcp"], submitted["rest"]
-        assert len(ran["jobs"]) == size, len(ran["jobs"])
-        assert len(ran_rest["jobs"]) == size, len(ran_rest["jobs"])
-        point = {"submit_mcp": submit_mcp, "submit_rest": submit_rest, **surveys(galaxy, mcp, key, histories,
-                                                                                   size, survey_reps)}
+        # A submit's time swings with what the job handler is doing at that moment (a 10-element submit took 219 to
+        # 963 ms through REST in one quiet run), so the smaller sizes take several samples per side, the order
+        # alternating; the first sample's histories are the ones surveyed (their jobs were queued first), and every
+        # sample's jobs are cancelled after the surveys, so no cancelling runs beside them.
+        samples: dict[str, list[float]] = {"mcp": [], "rest": []}
+        spare_jobs: list[str] = []
+        for sample in range(submit_samples(size)):
+            histories, ran = {}, {}
+            for side in ("mcp", "rest") if (order + sample) % 2 == 0 else ("rest", "mcp"):
+                histories[side], collection = map_over_input(galaxy, key, source, side, size)
+                seconds, ran[side] = submit_map_over(galaxy, mcp, key, side, histories[side], collection)
+                assert len(ran[side]["jobs"]) == size, len(ran[side]["jobs"])
+                samples[side].append(seconds)
+            jobs = [job["id"] for job in ran["mcp"]["jobs"] + ran["rest"]["jobs"]]
+            if sample == 0:
+                surveyed, surveyed_jobs = histories, jobs
+            else:
+                spare_jobs += jobs
+        histories = surveyed
+        submit_mcp, submit_rest = median_seconds(samples["mcp"]), median_seconds(samples["rest"])
+        point = {"submit_mcp": submit_mcp, "submit_rest": submit_rest, "submit_samples": len(samples["mcp"]),
+                 **surveys(galaxy, mcp, key, histories, size, survey_reps)}
         for pair in ("submit", "wait_for_jobs", "list_jobs", "get_history_contents"):
             point[f"{pair}_mcp_over_rest"] = point[f"{pair}_mcp"] / point[f"{pair}_rest"]
         curve[size] = point
@@ -176,8 +175,9 @@ def map_over_curve(galaxy, mcp, key: str, sizes: list[int], survey_reps: int) ->
             f"{pair} MCP {point[f'{pair}_mcp'] * 1000:.0f} ms / REST {point[f'{pair}_rest'] * 1000:.0f} ms "
             f"= {point[f'{pair}_mcp_over_rest']:.2f}" for pair in ("submit", "wait_for_jobs", "list_jobs",
                                                                     "get_history_contents")))
-        cancelled = cancel_all(galaxy, key, [job["id"] for job in ran["jobs"] + ran_rest["jobs"]])
-        print(f"    ({cancelled} of its {2 * size} jobs cancelled unfinished)")
+        cancelled = cancel_all(galaxy, key, surveyed_jobs + spare_jobs)
+        print(f"    ({cancelled} of its {len(surveyed_jobs) + len(spare_jobs)} jobs cancelled unfinished; submits: "
+              f"{len(samples['mcp'])} per side)")
     if len(curve) > 1:
         first, last = min(curve), max(curve)
         curve["growth"] = {
@@ -185,6 +185,31 @@ def map_over_curve(galaxy, mcp, key: str, sizes: list[int], survey_reps: int) ->
             for pair in ("submit", "wait_for_jobs", "list_jobs", "get_history_contents")
         }
     return curve
+
+
+def submit_samples(size: int) -> int:
+    """Submits per side at a size: 5 at 10 elements, 3 at 100, 1 from 1,000 (a sample there is 2,000 jobs)."""
+    return 5 if size <= 10 else 3 if size <= 100 else 1
+
+
+def map_over_input(galaxy, key: str, source: str, side: str, size: int) -> tuple[str, str]:
+    """A new history holding a list of ``size`` elements (each the bench's table): its id and the list's."""
+    history = rest(galaxy.galaxy_url, "/api/histories", key, {"name": f"bench {side} {size}"})["id"]
+    collection = rest(galaxy.galaxy_url, f"/api/histories/{history}/contents", key, {
+        "type": "dataset_collection", "collection_type": "list", "copy_elements": False,
+        "element_identifiers": [{"name": f"e{n}", "src": "hda", "id": source} for n in range(size)],
+    })["id"]
+    return history, collection
+
+
+def submit_map_over(galaxy, mcp, key: str, side: str, history: str, collection: str) -> tuple[float, dict]:
+    """Cut1 mapped over ``collection``, through run_tool or POST /api/tools: the seconds it took and its answer."""
+    inputs = {"input": {"batch": True, "values": [{"src": "hdca", "id": collection}]}, "columnList": "c1",
+              "delimiter": "T"}
+    if side == "mcp":
+        return timed(mcp.call_ok, "run_tool", history_id=history, tool_id="Cut1", inputs=inputs, api_key=key)
+    return timed(rest, galaxy.galaxy_url, "/api/tools", key,
+                 {"tool_id": "Cut1", "history_id": history, "inputs": inputs})
 
 
 def surveys(galaxy, mcp, key: str, histories: dict, size: int, reps: int) -> dict:
