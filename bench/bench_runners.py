@@ -166,7 +166,7 @@ def map_over_curve(galaxy, mcp, key: str, sizes: list[int], survey_reps: int) ->
                 spare_jobs += jobs
         histories = surveyed
         submit_mcp, submit_rest = median_seconds(samples["mcp"]), median_seconds(samples["rest"])
-        point = {"submit_mcp": submit_mcp, "submit_rest": submit_rest, "submit_samples": len(samples["mcp"]),
+        point = {"submit_mcp": submit_mcp, "submit_rest": submit_rest, "submit_samples": samples,
                  **surveys(galaxy, mcp, key, histories, size, survey_reps)}
         for pair in ("submit", "wait_for_jobs", "list_jobs", "get_history_contents"):
             point[f"{pair}_mcp_over_rest"] = point[f"{pair}_mcp"] / point[f"{pair}_rest"]
@@ -181,7 +181,13 @@ def map_over_curve(galaxy, mcp, key: str, sizes: list[int], survey_reps: int) ->
     if len(curve) > 1:
         first, last = min(curve), max(curve)
         curve["growth"] = {
-            pair: {side: curve[last][f"{pair}_{side}"] / curve[first][f"{pair}_{side}"] for side in ("mcp", "rest")}
+            pair: {
+                **{side: curve[last][f"{pair}_{side}"] / curve[first][f"{pair}_{side}"] for side in ("mcp", "rest")},
+                # The time each added element adds: unlike the ratio of the two ends, not moved by the smaller end's
+                # own time (a side that is faster at 10 elements reads as growing faster by that ratio alone).
+                **{f"{side}_per_element": (curve[last][f"{pair}_{side}"] - curve[first][f"{pair}_{side}"])
+                   / (last - first) for side in ("mcp", "rest")},
+            }
             for pair in ("submit", "wait_for_jobs", "list_jobs", "get_history_contents")
         }
     return curve

@@ -386,6 +386,9 @@ def summary(results: dict) -> list[tuple[str, float | None, str]]:
         rows.append((f"Slurm map-over {min(k for k in curve if isinstance(k, int)):,} -> "
                      f"{max(k for k in curve if isinstance(k, int)):,}: {pair} growth MCP / REST's",
                      growth["mcp"] / growth["rest"], "<= 1 (no faster)"))
+        added = f"{growth['mcp_per_element'] * 1000:.2f} / {growth['rest_per_element'] * 1000:.2f} ms"
+        rows.append((f"  the same: time each added element adds, MCP / REST's ({added})",
+                     growth["mcp_per_element"] / growth["rest_per_element"], "(report)"))
     oauth = results.get("oauth") or {}
     if oauth:
         rows.append(("OAuth token / API key, get_dataset_details p50", oauth["p50_ratio"], "<= 1.03"))
