@@ -164,6 +164,7 @@ def evidences_of(session, ids: Sequence[int]) -> dict[int, JobEvidence]:
     return {row.id: evidence_of(row.exit_code, row.tool_stderr, row.job_messages, sizes.get(row.id, ()))
             for row in session.execute(JOB_LOGS, bound)}
 
+
 def job_record(job: Job) -> JobRecord:
     """One already loaded job as its record (for a single job: get_job_errors, a remedy, get_job_parameters)."""
     outputs = []

@@ -91,6 +91,7 @@ HISTORY_JOBS = (
     .order_by(Job.update_time.desc())
 )
 
+
 class JobWaiting:
     """Waiting until jobs end, a mixin of ``Jobs`` (needs the manager's ``trans``, ``lookup``, ``jobs_service``,
     ``settings``, and ``output_verdict``, ``creating_job``, ``remedy``, ``repair_hint``, ``invocation_jobs`` and ``invocation_outputs``)."""
