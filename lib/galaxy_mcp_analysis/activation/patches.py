@@ -6,7 +6,8 @@ checking and applying is ``activation.registry``. Here: the table, and the patch
 operations manager, the tools and the page validator; the others live by subject:
 ``built_server`` (the shared hook, the request session), ``transport`` (JSON bodies, routes),
 ``error_reporting`` (coded errors, logging), ``access`` (header keys, policy, audit),
-``request_models`` (the preflight's request model, built once per tool) and ``tasks`` (MCP tasks).
+``request_models`` (the preflight's request model, built once per tool), ``tasks`` (MCP tasks) and
+``tool_search_index`` (Galaxy's tool search index, built once the process is elected config watcher).
 """
 
 import functools
@@ -50,6 +51,10 @@ from galaxy_mcp_analysis.activation.request_models import (
 from galaxy_mcp_analysis.activation.tasks import (
     apply_tasks,
     check_tasks,
+)
+from galaxy_mcp_analysis.activation.tool_search_index import (
+    apply_search_index,
+    check_search_index,
 )
 from galaxy_mcp_analysis.activation.transport import (
     apply_json_responses,
@@ -268,5 +273,13 @@ PATCHES: tuple[Patch, ...] = (
                  "pasted create_collection or invoke_workflow answers with a durable handle; tasks/get, /update, /cancel."),
         check=check_tasks,
         apply=apply_tasks,
+    ),
+    Patch(
+        id="tool-search-index",
+        target="galaxy.model.database_heartbeat.DatabaseHeartbeat.add_change_callback",
+        summary=("Galaxy's tool search index is built when the web process is elected config watcher after "
+                 "Galaxy's one start-up build was skipped (search_tools found no tool for the process's life)."),
+        check=check_search_index,
+        apply=apply_search_index,
     ),
 )
